@@ -1,0 +1,143 @@
+// BucketFileSystem: a rocksdb::FileSystem whose durable home is the bucket.
+//
+// Files under the database directory live in the bucket (bucket_layout.h);
+// everything else (the info LOG, the LOCK file) passes through to the local
+// file system. How each kind of RocksDB file is kept:
+//  - SST, blob, MANIFEST, OPTIONS, IDENTITY: written to the local cache dir
+//    and uploaded whole on Sync/Fsync and on Close (if changed since), so an
+//    uploaded object is always a state RocksDB itself synced.
+//  - CURRENT: RocksDB writes a temp file and renames it; the rename uploads.
+//  - WAL (*.log): appended in memory; each Sync publishes the unsynced bytes
+//    as the epoch's next WAL part (wal_part.h).
+//  - Reads: from the local copy while one exists, else through DiskCache.
+//  - DeleteFile only forgets the file; the object is deleted later by
+//    CollectGarbage(), after checking that this process still owns the
+//    bucket (see bucket_layout.h for why that order matters).
+//
+// Open() claims a new epoch (fencing every older writer), seals the older
+// epochs' WALs and rebuilds the file namespace from the bucket, so a fresh
+// machine with an empty cache dir recovers the full state.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <rocksdb/file_system.h>
+
+#include "engine/disk_cache.h"
+#include "objstore/object_store.h"
+
+namespace pail::engine {
+
+struct BucketFsOptions {
+  std::shared_ptr<ObjectStore> store;
+  std::string cache_dir;          // local; created if missing
+  uint64_t disk_cache_bytes = 1ull << 30;
+};
+
+class BucketFileSystem : public rocksdb::FileSystemWrapper {
+ public:
+  static Result<std::shared_ptr<BucketFileSystem>> Open(const BucketFsOptions& options);
+  ~BucketFileSystem() override;
+
+  // The path to hand RocksDB as the database name.
+  const std::string& db_path() const { return db_path_; }
+  uint64_t epoch() const { return epoch_; }
+  bool fenced() const { return fenced_.load(); }
+  // Files RocksDB still needs; garbage collection never deletes them.
+  void SetLiveFilesProvider(std::function<std::set<std::string>()> provider);
+  // Deletes objects of files RocksDB dropped, unless fenced. No request is
+  // made when there is nothing to delete.
+  Status CollectGarbage();
+  bool HasGarbage() const;
+
+  const char* Name() const override { return "PailBucketFileSystem"; }
+
+  rocksdb::IOStatus NewSequentialFile(const std::string& f, const rocksdb::FileOptions& o,
+                                      std::unique_ptr<rocksdb::FSSequentialFile>* r,
+                                      rocksdb::IODebugContext* dbg) override;
+  rocksdb::IOStatus NewRandomAccessFile(const std::string& f, const rocksdb::FileOptions& o,
+                                        std::unique_ptr<rocksdb::FSRandomAccessFile>* r,
+                                        rocksdb::IODebugContext* dbg) override;
+  rocksdb::IOStatus NewWritableFile(const std::string& f, const rocksdb::FileOptions& o,
+                                    std::unique_ptr<rocksdb::FSWritableFile>* r,
+                                    rocksdb::IODebugContext* dbg) override;
+  rocksdb::IOStatus ReopenWritableFile(const std::string& f, const rocksdb::FileOptions& o,
+                                       std::unique_ptr<rocksdb::FSWritableFile>* r,
+                                       rocksdb::IODebugContext* dbg) override;
+  rocksdb::IOStatus ReuseWritableFile(const std::string& f, const std::string& old,
+                                      const rocksdb::FileOptions& o,
+                                      std::unique_ptr<rocksdb::FSWritableFile>* r,
+                                      rocksdb::IODebugContext* dbg) override;
+  rocksdb::IOStatus NewRandomRWFile(const std::string& f, const rocksdb::FileOptions& o,
+                                    std::unique_ptr<rocksdb::FSRandomRWFile>* r,
+                                    rocksdb::IODebugContext* dbg) override;
+  rocksdb::IOStatus NewDirectory(const std::string& name, const rocksdb::IOOptions& o,
+                                 std::unique_ptr<rocksdb::FSDirectory>* r,
+                                 rocksdb::IODebugContext* dbg) override;
+  rocksdb::IOStatus FileExists(const std::string& f, const rocksdb::IOOptions& o,
+                               rocksdb::IODebugContext* dbg) override;
+  rocksdb::IOStatus GetChildren(const std::string& dir, const rocksdb::IOOptions& o,
+                                std::vector<std::string>* r,
+                                rocksdb::IODebugContext* dbg) override;
+  rocksdb::IOStatus DeleteFile(const std::string& f, const rocksdb::IOOptions& o,
+                               rocksdb::IODebugContext* dbg) override;
+  rocksdb::IOStatus GetFileSize(const std::string& f, const rocksdb::IOOptions& o,
+                                uint64_t* size, rocksdb::IODebugContext* dbg) override;
+  rocksdb::IOStatus GetFileModificationTime(const std::string& f, const rocksdb::IOOptions& o,
+                                            uint64_t* mtime, rocksdb::IODebugContext* dbg) override;
+  rocksdb::IOStatus RenameFile(const std::string& src, const std::string& dst,
+                               const rocksdb::IOOptions& o, rocksdb::IODebugContext* dbg) override;
+  rocksdb::IOStatus LinkFile(const std::string& src, const std::string& dst,
+                             const rocksdb::IOOptions& o, rocksdb::IODebugContext* dbg) override;
+
+  // Used by the file classes in bucket_files.cc.
+  struct Entry;
+  rocksdb::IOStatus UploadWhole(const std::string& name, const std::string& local_path);
+  rocksdb::IOStatus PublishWal(uint64_t log_number, uint64_t offset, std::string_view bytes);
+  void SetWalSize(const std::string& name, uint64_t size);
+  // A closed, uploaded file: its local copy now belongs to the DiskCache.
+  void FinishWrite(const std::string& name);
+  DiskCache& cache() { return *cache_; }
+  rocksdb::IOStatus ToIOStatus(const Status& s);
+
+ private:
+  BucketFileSystem(const BucketFsOptions& options, std::string db_path);
+  Status Recover();
+  Status ClaimEpoch();
+  Status SealOlderEpochs(const std::vector<ObjectMeta>& listing,
+                         std::map<uint64_t, std::vector<std::pair<uint64_t, std::string>>>* parts);
+  Status RebuildNamespace(
+      const std::map<uint64_t, std::vector<std::pair<uint64_t, std::string>>>& wal_parts);
+  // The file name if `path` is in the database directory, else "".
+  std::string FileNameOf(const std::string& path) const;
+  std::shared_ptr<Entry> Find(const std::string& name);
+  rocksdb::IOStatus EnsureLocal(const std::string& name, std::string* local_path);
+  void QueueDeletion(const std::vector<std::string>& keys);
+
+  std::shared_ptr<ObjectStore> store_;
+  std::string cache_dir_;
+  std::string db_path_;
+  std::unique_ptr<DiskCache> cache_;
+  uint64_t epoch_ = 0;
+  std::atomic<bool> fenced_{false};
+
+  mutable std::mutex mu_;  // guards files_, garbage_, live_files_
+  std::map<std::string, std::shared_ptr<Entry>> files_;
+  std::vector<std::string> garbage_;
+  std::function<std::set<std::string>()> live_files_;
+
+  std::mutex wal_mu_;  // serialises WAL part publication, in sequence order
+  uint64_t next_wal_seq_ = 0;
+  std::map<uint64_t, std::vector<std::string>> wal_parts_by_log_;  // this epoch's parts
+  std::string newest_wal_part_;  // never deleted: it marks where the sequence is
+  std::vector<std::string> retained_wal_parts_;  // guarded by mu_
+};
+
+}  // namespace pail::engine

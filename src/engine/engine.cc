@@ -1,0 +1,276 @@
+#include "engine/engine.h"
+
+#include <condition_variable>
+#include <thread>
+
+#include <rocksdb/cache.h>
+#include <rocksdb/env.h>
+#include <rocksdb/filter_policy.h>
+#include <rocksdb/table.h>
+#include <spdlog/spdlog.h>
+
+#include "engine/bucket_fs.h"
+
+namespace pail::engine {
+
+Status FromRocks(const rocksdb::Status& s) {
+  if (s.ok()) return Status::OK();
+  if (s.IsNotFound()) return Status::NotFound(s.ToString());
+  if (s.IsCorruption()) return Status::Corruption(s.ToString());
+  if (s.IsInvalidArgument()) return Status::InvalidArgument(s.ToString());
+  return Status::IOError(s.ToString());
+}
+
+namespace {
+
+struct Compression {
+  rocksdb::CompressionType type = rocksdb::kZSTD;
+  int level = 3;
+};
+
+Result<Compression> ParseCompression(const std::string& spec) {
+  if (spec == "lz4") return Compression{rocksdb::kLZ4Compression, rocksdb::CompressionOptions::kDefaultCompressionLevel};
+  if (spec == "none") return Compression{rocksdb::kNoCompression, 0};
+  if (spec.rfind("zstd", 0) == 0) {
+    int level = 3;
+    if (spec.size() > 4) {
+      if (spec[4] != '-') return Status::InvalidArgument("compression '" + spec + "': use zstd-N, lz4 or none");
+      try {
+        level = std::stoi(spec.substr(5));
+      } catch (...) {
+        level = 0;
+      }
+      if (level < 1 || level > 22) {
+        return Status::InvalidArgument("compression '" + spec + "': zstd level must be 1..22");
+      }
+    }
+    return Compression{rocksdb::kZSTD, level};
+  }
+  return Status::InvalidArgument("compression '" + spec + "': use zstd-N (1..22), lz4 or none");
+}
+
+class EngineImpl : public Engine {
+ public:
+  ~EngineImpl() override { Close(); }
+
+  Status Init(EngineOptions options) {
+    options_ = std::move(options);
+    PAIL_ASSIGN_OR_RETURN(Compression compression, ParseCompression(options_.compression));
+    PAIL_ASSIGN_OR_RETURN(fs_, BucketFileSystem::Open(BucketFsOptions{
+                                   options_.store, options_.cache_dir, options_.disk_cache_bytes}));
+    env_ = rocksdb::NewCompositeEnv(fs_);
+
+    rocksdb::Options db_options;
+    db_options.env = env_.get();
+    db_options.create_if_missing = true;
+    db_options.create_missing_column_families = true;
+    db_options.db_log_dir = options_.cache_dir + "/log";
+    db_options.keep_log_file_num = 3;
+    db_options.max_manifest_file_size = 4 << 20;  // each manifest sync uploads it whole
+    db_options.recycle_log_file_num = 0;
+    db_options.max_open_files = -1;
+    db_options.wal_recovery_mode = rocksdb::WALRecoveryMode::kPointInTimeRecovery;
+    db_options.max_background_jobs = 2;
+    db_options.stats_dump_period_sec = 0;
+    db_options.stats_persist_period_sec = 0;
+    // Retryable store errors: let RocksDB resume on its own once it heals.
+    db_options.max_bgerror_resume_count = INT_MAX;
+    db_options.bgerror_resume_retry_interval = 200000;
+
+    rocksdb::BlockBasedTableOptions table;
+    table.block_cache = rocksdb::NewLRUCache(std::max<uint64_t>(options_.memory_cache_bytes, 8 << 20));
+    table.block_size = 16 * 1024;
+    table.cache_index_and_filter_blocks = true;
+    table.pin_l0_filter_and_index_blocks_in_cache = true;
+    table.filter_policy.reset(rocksdb::NewBloomFilterPolicy(10));
+
+    auto cf_options = [&](bool large_values) {
+      rocksdb::ColumnFamilyOptions cf;
+      cf.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));
+      cf.compression = compression.type;
+      cf.compression_opts.level = compression.level;
+      cf.bottommost_compression = compression.type;
+      cf.write_buffer_size = 64 << 20;
+      if (large_values) {
+        cf.enable_blob_files = true;
+        cf.min_blob_size = 1024;
+        cf.blob_file_size = 256 << 20;
+        cf.blob_compression_type = compression.type;
+        cf.enable_blob_garbage_collection = true;
+        cf.blob_garbage_collection_age_cutoff = 0.5;
+      }
+      return cf;
+    };
+    std::vector<rocksdb::ColumnFamilyDescriptor> descriptors{
+        {rocksdb::kDefaultColumnFamilyName, cf_options(false)}};
+    for (const auto& spec : options_.column_families) {
+      descriptors.push_back({spec.name, cf_options(spec.large_values)});
+    }
+    std::vector<rocksdb::ColumnFamilyHandle*> handles;
+    rocksdb::DB* db = nullptr;
+    Status s = FromRocks(rocksdb::DB::Open(db_options, fs_->db_path(), descriptors, &handles, &db));
+    if (!s.ok()) return s.WithContext("opening the database in " + options_.store->Describe());
+    db_.reset(db);
+    for (size_t i = 0; i < handles.size(); ++i) handles_[descriptors[i].name] = handles[i];
+
+    fs_->SetLiveFilesProvider([this] {
+      std::set<std::string> live;
+      std::vector<std::string> files;
+      uint64_t manifest_size = 0;
+      if (db_ && db_->GetLiveFiles(files, &manifest_size, /*flush_memtable=*/false).ok()) {
+        for (auto& f : files) live.insert(f.substr(f.rfind('/') + 1));
+      }
+      return live;
+    });
+    synced_seq_ = db_->GetLatestSequenceNumber();
+    flusher_ = std::thread([this] { FlushLoop(); });
+    spdlog::info("engine open on {} (epoch {})", options_.store->Describe(), fs_->epoch());
+    return Status::OK();
+  }
+
+  rocksdb::DB* db() override { return db_.get(); }
+
+  rocksdb::ColumnFamilyHandle* column_family(const std::string& name) override {
+    auto it = handles_.find(name);
+    return it == handles_.end() ? nullptr : it->second;
+  }
+
+  bool fenced() const override { return fs_ && fs_->fenced(); }
+
+  EngineStats stats() const override {
+    std::lock_guard lock(sync_mu_);
+    return EngineStats{syncs_, fs_ ? fs_->epoch() : 0};
+  }
+
+  Status Write(rocksdb::WriteBatch* batch) override {
+    if (fenced()) return FencedError();
+    rocksdb::Status s = db_->Write(rocksdb::WriteOptions(), batch);
+    if (!s.ok() && !fenced() && TryResume()) s = db_->Write(rocksdb::WriteOptions(), batch);
+    return Classify(s);
+  }
+
+  Status Sync() override {
+    if (fenced()) return FencedError();
+    const uint64_t wanted = db_->GetLatestSequenceNumber();
+    std::unique_lock lock(sync_mu_);
+    // Group commit: one upload covers every caller that arrived before it began.
+    while (sync_running_) {
+      sync_cv_.wait(lock);
+      if (synced_seq_ >= wanted && last_sync_ok_) return Status::OK();
+    }
+    if (synced_seq_ >= wanted && wanted != 0 && last_sync_ok_) return Status::OK();
+    sync_running_ = true;
+    const uint64_t covering = db_->GetLatestSequenceNumber();
+    lock.unlock();
+    rocksdb::Status s = db_->SyncWAL();
+    if (!s.ok() && !fenced() && TryResume()) s = db_->SyncWAL();
+    lock.lock();
+    sync_running_ = false;
+    last_sync_ok_ = s.ok();
+    if (s.ok()) {
+      synced_seq_ = std::max(synced_seq_, covering);
+      ++syncs_;
+    }
+    sync_cv_.notify_all();
+    return Classify(s);
+  }
+
+  Status Close() override {
+    {
+      std::lock_guard lock(stop_mu_);
+      if (closed_) return Status::OK();
+      closed_ = true;
+      stop_ = true;
+    }
+    stop_cv_.notify_all();
+    if (flusher_.joinable()) flusher_.join();
+    Status result;
+    if (db_) {
+      if (!fenced()) {
+        result = Sync();
+        if (!fenced()) {
+          Status gc = fs_->CollectGarbage();
+          if (result.ok() && !gc.ok() && !gc.IsFenced()) result = gc;
+        }
+      }
+      for (auto& [name, handle] : handles_) db_->DestroyColumnFamilyHandle(handle);
+      handles_.clear();
+      rocksdb::Status s = db_->Close();
+      if (result.ok() && !s.ok() && !fenced()) result = FromRocks(s);
+      db_.reset();
+    }
+    return result;
+  }
+
+ private:
+  Status FencedError() const {
+    return Status::Fenced("another pailfs process has opened bucket " + options_.store->Describe() +
+                          " and fenced this one; writes are refused. Stop this server.");
+  }
+
+  Status Classify(const rocksdb::Status& s) const {
+    if (s.ok()) return Status::OK();
+    if (fenced()) return FencedError();
+    return FromRocks(s);
+  }
+
+  // After a store outage RocksDB may stop writes until resumed; one attempt.
+  bool TryResume() {
+    rocksdb::Status s = db_->Resume();
+    if (!s.ok()) spdlog::warn("engine: resume after error failed: {}", s.ToString());
+    return s.ok();
+  }
+
+  void FlushLoop() {
+    std::unique_lock lock(stop_mu_);
+    while (!stop_) {
+      stop_cv_.wait_for(lock, options_.flush_interval, [this] { return stop_; });
+      if (stop_) break;
+      lock.unlock();
+      // Only when something is dirty: an idle engine sends no request.
+      bool dirty;
+      {
+        std::lock_guard sync_lock(sync_mu_);
+        dirty = db_->GetLatestSequenceNumber() > synced_seq_ || !last_sync_ok_;
+      }
+      if (!fenced() && dirty) {
+        Status s = Sync();
+        if (!s.ok()) spdlog::warn("periodic flush failed: {}", s.ToString());
+      }
+      if (!fenced() && fs_->HasGarbage()) {
+        Status s = fs_->CollectGarbage();
+        if (!s.ok() && !s.IsFenced()) spdlog::warn("garbage collection: {}", s.ToString());
+      }
+      lock.lock();
+    }
+  }
+
+  EngineOptions options_;
+  std::shared_ptr<BucketFileSystem> fs_;
+  std::unique_ptr<rocksdb::Env> env_;
+  std::unique_ptr<rocksdb::DB> db_;
+  std::map<std::string, rocksdb::ColumnFamilyHandle*> handles_;
+
+  mutable std::mutex sync_mu_;
+  std::condition_variable sync_cv_;
+  bool sync_running_ = false;
+  bool last_sync_ok_ = true;
+  uint64_t synced_seq_ = 0;
+  uint64_t syncs_ = 0;
+
+  std::mutex stop_mu_;
+  std::condition_variable stop_cv_;
+  bool stop_ = false;
+  bool closed_ = false;
+  std::thread flusher_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Engine>> Engine::Open(EngineOptions options) {
+  auto engine = std::make_unique<EngineImpl>();
+  PAIL_RETURN_IF_ERROR(engine->Init(std::move(options)));
+  return std::unique_ptr<Engine>(std::move(engine));
+}
+
+}  // namespace pail::engine

@@ -1,0 +1,76 @@
+// Engine: a RocksDB database whose only durable home is an object-store bucket.
+//
+// The layers above see RocksDB column families and three promises:
+//  - Write() applies one batch atomically; it is acknowledged from memory.
+//  - Sync() returns once everything written before it is in the bucket.
+//    Concurrent Sync() calls are grouped into one upload.
+//  - A background flusher makes written data durable every flush_interval
+//    when (and only when) something is dirty; an idle engine sends no
+//    request to the bucket.
+// Once another process has opened the same bucket, this engine is fenced:
+// every later Write()/Sync() fails with Status::kFenced.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <rocksdb/db.h>
+#include <rocksdb/write_batch.h>
+
+#include "objstore/object_store.h"
+#include "util/status.h"
+
+namespace pail::engine {
+
+struct ColumnFamilySpec {
+  std::string name;
+  // Values mostly large (file data chunks): kept in blob files, out of the
+  // path of compaction.
+  bool large_values = false;
+};
+
+struct EngineOptions {
+  // The bucket, already wrapped for encryption, retries and counting.
+  std::shared_ptr<ObjectStore> store;
+  // Local cache directory; may be empty or missing (a fresh machine).
+  std::string cache_dir;
+  uint64_t disk_cache_bytes = 10ull << 30;
+  uint64_t memory_cache_bytes = 1ull << 30;
+  // "zstd-N" (N in 1..22), "lz4" or "none".
+  std::string compression = "zstd-3";
+  std::chrono::milliseconds flush_interval{1000};
+  // Column families besides "default".
+  std::vector<ColumnFamilySpec> column_families;
+};
+
+struct EngineStats {
+  uint64_t syncs = 0;  // durable points reached (grouped Sync calls count once)
+  uint64_t epoch = 0;  // this writer's epoch in the bucket
+};
+
+class Engine {
+ public:
+  static Result<std::unique_ptr<Engine>> Open(EngineOptions options);
+  virtual ~Engine() = default;
+
+  virtual rocksdb::DB* db() = 0;
+  // nullptr for an unknown name.
+  virtual rocksdb::ColumnFamilyHandle* column_family(const std::string& name) = 0;
+
+  virtual Status Write(rocksdb::WriteBatch* batch) = 0;
+  virtual Status Sync() = 0;
+  // Flushes everything to the bucket and closes the database. Idempotent.
+  virtual Status Close() = 0;
+
+  virtual bool fenced() const = 0;
+  virtual EngineStats stats() const = 0;
+};
+
+// Maps a RocksDB status to ours, keeping the message.
+Status FromRocks(const rocksdb::Status& s);
+
+}  // namespace pail::engine

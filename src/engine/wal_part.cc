@@ -1,0 +1,50 @@
+#include "engine/wal_part.h"
+
+#include <cstring>
+
+namespace pail::engine {
+namespace {
+
+void PutU64(std::string& out, uint64_t v) {
+  for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>(v >> (8 * i)));
+}
+
+uint64_t GetU64(const char* p) {
+  uint64_t v = 0;
+  for (int i = 0; i < 8; ++i) v |= uint64_t(uint8_t(p[i])) << (8 * i);
+  return v;
+}
+
+}  // namespace
+
+std::string EncodeWalPart(uint64_t log_number, uint64_t offset, std::string_view bytes) {
+  std::string out(kWalPartMagic, kWalMagicBytes);
+  PutU64(out, log_number);
+  PutU64(out, offset);
+  out.append(bytes);
+  return out;
+}
+
+std::string EncodeWalSeal(uint64_t sealing_epoch) {
+  std::string out(kWalSealMagic, kWalMagicBytes);
+  PutU64(out, sealing_epoch);
+  return out;
+}
+
+Result<WalPart> DecodeWalPart(std::string body, const std::string& key) {
+  WalPart part;
+  if (body.size() == kWalMagicBytes + 8 && std::memcmp(body.data(), kWalSealMagic, kWalMagicBytes) == 0) {
+    part.is_seal = true;
+    return part;
+  }
+  if (body.size() < kWalPartHeaderBytes || std::memcmp(body.data(), kWalPartMagic, kWalMagicBytes) != 0) {
+    return Status::Corruption("WAL part " + key + " has a bad header");
+  }
+  part.log_number = GetU64(body.data() + kWalMagicBytes);
+  part.offset = GetU64(body.data() + kWalMagicBytes + 8);
+  body.erase(0, kWalPartHeaderBytes);
+  part.bytes = std::move(body);
+  return part;
+}
+
+}  // namespace pail::engine

@@ -1,0 +1,43 @@
+// The WAL in the bucket: one numbered part per sync.
+//
+// Each epoch writes its WAL bytes as parts db/<epoch>/wal/<seq>, seq counting
+// up from 0 with no gaps, each created with put-if-absent. A part holds the
+// bytes appended to one RocksDB log file since that file's previous part:
+//   magic   8 bytes "PAILWAL1"
+//   log     u64     RocksDB log file number
+//   offset  u64     where in that log file the bytes start
+//   bytes   the rest
+// A seal is a part whose body is "PAILSEAL" followed by the u64 epoch that
+// wrote it. A new writer seals every older epoch at the next free sequence
+// number: from then on that epoch's put-if-absent of its next part fails,
+// which is how a fenced writer learns of the takeover at its next sync, and
+// why nothing it publishes later can be replayed. Everything before the seal
+// is part of the recovered state; all of it was acknowledged as durable or
+// never acknowledged at all.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "util/status.h"
+
+namespace pail::engine {
+
+constexpr char kWalPartMagic[] = "PAILWAL1";
+constexpr char kWalSealMagic[] = "PAILSEAL";
+constexpr size_t kWalMagicBytes = 8;
+constexpr size_t kWalPartHeaderBytes = kWalMagicBytes + 16;
+
+struct WalPart {
+  bool is_seal = false;
+  uint64_t log_number = 0;
+  uint64_t offset = 0;
+  std::string bytes;
+};
+
+std::string EncodeWalPart(uint64_t log_number, uint64_t offset, std::string_view bytes);
+std::string EncodeWalSeal(uint64_t sealing_epoch);
+Result<WalPart> DecodeWalPart(std::string body, const std::string& key);
+
+}  // namespace pail::engine

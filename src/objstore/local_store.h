@@ -1,0 +1,47 @@
+// LocalStore: a bucket in a local directory (`file:///path`).
+//
+// Layout: a key's '/'-separated components become nested directories. Each
+// component is escaped (bytes outside [A-Za-z0-9._-] as %XX) and suffixed:
+// ".d" for a directory, ".o" for an object, so "a" and "a/b" can both be
+// keys. Temporary files live in ".tmp/" and never show in listings.
+//
+// Writes are atomic and durable: the body goes to a temp file which is
+// fsynced, then renamed (or, for put-if-absent, hard-linked, which fails if
+// the name exists) into place, and the directory is fsynced. Conditional
+// writes and deletes serialise on an flock of ".lock", so they are atomic
+// against other processes sharing the directory too.
+#pragma once
+
+#include "objstore/object_store.h"
+
+namespace pail {
+
+class LocalStore : public ObjectStore {
+ public:
+  // Creates `root` if needed.
+  static Result<std::unique_ptr<LocalStore>> Open(const std::string& root);
+
+  Result<std::string> Get(const std::string& key) override;
+  Result<std::string> GetRange(const std::string& key, uint64_t offset, uint64_t length) override;
+  Result<ObjectMeta> Head(const std::string& key) override;
+  Result<std::string> Put(const std::string& key, std::string_view body) override;
+  Result<std::string> PutIfAbsent(const std::string& key, std::string_view body) override;
+  Result<std::string> PutIfMatch(const std::string& key, std::string_view body,
+                                 const std::string& etag) override;
+  Result<ListPage> List(const std::string& prefix, const std::string& token, int max_keys) override;
+  Status Delete(const std::string& key) override;
+  std::string Describe() const override { return "file://" + root_; }
+
+ private:
+  explicit LocalStore(std::string root) : root_(std::move(root)) {}
+
+  enum class WriteMode { kReplace, kIfAbsent, kIfMatch };
+  Result<std::string> Write(const std::string& key, std::string_view body, WriteMode mode,
+                            const std::string& etag);
+  std::string PathOf(const std::string& key) const;
+  Result<std::string> WriteTemp(std::string_view body);
+
+  std::string root_;
+};
+
+}  // namespace pail
