@@ -64,35 +64,16 @@ IOStatus WholeFileWriter::Close(const rocksdb::IOOptions& o, rocksdb::IODebugCon
   return s;
 }
 
-WalWriter::WalWriter(BucketFileSystem* fs, std::string name, uint64_t log_number)
-    : fs_(fs), name_(std::move(name)), log_number_(log_number) {}
-
 IOStatus WalWriter::Append(const rocksdb::Slice& data, const rocksdb::IOOptions&,
                            rocksdb::IODebugContext*) {
-  std::lock_guard lock(mu_);
-  pending_.append(data.data(), data.size());
-  fs_->SetWalSize(name_, published_ + pending_.size());
-  if (pending_.size() > kMaxPendingBytes) return PublishLocked();
+  std::lock_guard lock(state_->mu);
+  state_->pending.append(data.data(), data.size());
   return IOStatus::OK();
-}
-
-IOStatus WalWriter::PublishLocked() {
-  if (pending_.empty()) return IOStatus::OK();
-  IOStatus s = fs_->PublishWal(log_number_, published_, pending_);
-  if (!s.ok()) return s;
-  published_ += pending_.size();
-  pending_.clear();
-  return IOStatus::OK();
-}
-
-IOStatus WalWriter::Sync(const rocksdb::IOOptions&, rocksdb::IODebugContext*) {
-  std::lock_guard lock(mu_);
-  return PublishLocked();
 }
 
 uint64_t WalWriter::GetFileSize(const rocksdb::IOOptions&, rocksdb::IODebugContext*) {
-  std::lock_guard lock(mu_);
-  return published_ + pending_.size();
+  std::lock_guard lock(state_->mu);
+  return state_->published + state_->pending.size();
 }
 
 BucketReader::BucketReader(BucketFileSystem* fs, std::shared_ptr<BucketFileSystem::Entry> entry,

@@ -56,9 +56,14 @@ class WholeFileWriter : public rocksdb::FSWritableFile {
   bool dirty_ = true;  // an empty file is a state worth uploading too
 };
 
+// Appends WAL bytes to the log's pending state. Publication is the
+// engine's job (BucketFileSystem::PublishWals), never RocksDB's: RocksDB
+// treats a failed WAL sync as fatal to the log writer, while a store outage
+// is something the engine must ride out. RocksDB's own Sync is therefore a
+// no-op here; with atomic_flush no RocksDB invariant rests on it.
 class WalWriter : public rocksdb::FSWritableFile {
  public:
-  WalWriter(BucketFileSystem* fs, std::string name, uint64_t log_number);
+  explicit WalWriter(std::shared_ptr<BucketFileSystem::WalState> state) : state_(std::move(state)) {}
 
   rocksdb::IOStatus Append(const rocksdb::Slice& data, const rocksdb::IOOptions& o,
                            rocksdb::IODebugContext* dbg) override;
@@ -68,25 +73,17 @@ class WalWriter : public rocksdb::FSWritableFile {
   rocksdb::IOStatus Flush(const rocksdb::IOOptions& o, rocksdb::IODebugContext* dbg) override {
     return rocksdb::IOStatus::OK();
   }
-  rocksdb::IOStatus Sync(const rocksdb::IOOptions& o, rocksdb::IODebugContext* dbg) override;
+  rocksdb::IOStatus Sync(const rocksdb::IOOptions& o, rocksdb::IODebugContext* dbg) override {
+    return rocksdb::IOStatus::OK();
+  }
   rocksdb::IOStatus Fsync(const rocksdb::IOOptions& o, rocksdb::IODebugContext* dbg) override {
-    return Sync(o, dbg);
+    return rocksdb::IOStatus::OK();
   }
   bool IsSyncThreadSafe() const override { return true; }
   uint64_t GetFileSize(const rocksdb::IOOptions& o, rocksdb::IODebugContext* dbg) override;
 
  private:
-  rocksdb::IOStatus PublishLocked();
-
-  // Unsynced bytes are published early past this, to bound memory.
-  static constexpr size_t kMaxPendingBytes = 16 << 20;
-
-  BucketFileSystem* fs_;
-  std::string name_;
-  uint64_t log_number_;
-  std::mutex mu_;
-  std::string pending_;        // appended, not yet published
-  uint64_t published_ = 0;     // bytes of the log already in the bucket
+  std::shared_ptr<BucketFileSystem::WalState> state_;
 };
 
 class BucketReader : public rocksdb::FSRandomAccessFile {

@@ -322,28 +322,62 @@ void BucketFileSystem::FinishWrite(const std::string& name) {
   cache_->AddComplete(it->second->keys.front(), it->second->size);
 }
 
-IOStatus BucketFileSystem::PublishWal(uint64_t log_number, uint64_t offset, std::string_view bytes) {
-  std::lock_guard lock(wal_mu_);
-  if (fenced_) return ToIOStatus(Status::Fenced("another process has taken over the bucket"));
+Status BucketFileSystem::PublishWalPart(uint64_t log_number, uint64_t offset,
+                                        std::string_view bytes) {
+  if (fenced_) return Status::Fenced("another process has taken over the bucket");
   std::string key = WalPartKey(epoch_, next_wal_seq_);
   auto put = store_->PutIfAbsent(key, EncodeWalPart(log_number, offset, bytes));
   if (put.status().IsPreconditionFailed()) {
+    fenced_ = true;
     spdlog::error("writer epoch {} is fenced: a newer process opened bucket {}; refusing writes",
                   epoch_, store_->Describe());
-    return ToIOStatus(Status::Fenced("another process has taken over the bucket " +
-                                     store_->Describe() + "; this server accepts no more writes"));
+    return Status::Fenced("another process has taken over the bucket " + store_->Describe() +
+                          "; this server accepts no more writes");
   }
-  if (!put.ok()) return ToIOStatus(put.status().WithContext("publishing WAL part"));
+  if (!put.ok()) return put.status().WithContext("publishing WAL part");
   ++next_wal_seq_;
+  std::lock_guard lock(parts_mu_);
   newest_wal_part_ = key;
   wal_parts_by_log_[log_number].push_back(key);
-  return IOStatus::OK();
+  return Status::OK();
 }
 
-void BucketFileSystem::SetWalSize(const std::string& name, uint64_t size) {
+Status BucketFileSystem::PublishWals() {
+  std::lock_guard publish_lock(wal_mu_);
+  std::vector<std::pair<uint64_t, std::shared_ptr<WalState>>> logs;
+  {
+    std::lock_guard lock(mu_);
+    logs.assign(wal_states_.begin(), wal_states_.end());
+  }
+  for (auto& [log, state] : logs) {
+    std::string bytes;
+    uint64_t offset;
+    {
+      std::lock_guard lock(state->mu);
+      bytes.swap(state->pending);
+      offset = state->published;
+    }
+    if (bytes.empty()) continue;
+    Status s = PublishWalPart(log, offset, bytes);
+    std::lock_guard lock(state->mu);
+    if (!s.ok()) {
+      // Keep the bytes, in order, for the next attempt.
+      state->pending.insert(0, bytes);
+      return s;
+    }
+    state->published += bytes.size();
+  }
+  return Status::OK();
+}
+
+uint64_t BucketFileSystem::PendingWalBytes() {
   std::lock_guard lock(mu_);
-  auto it = files_.find(name);
-  if (it != files_.end()) it->second->size = size;
+  uint64_t total = 0;
+  for (auto& [log, state] : wal_states_) {
+    std::lock_guard state_lock(state->mu);
+    total += state->pending.size();
+  }
+  return total;
 }
 
 void BucketFileSystem::SetLiveFilesProvider(std::function<std::set<std::string>()> provider) {
@@ -380,7 +414,7 @@ Status BucketFileSystem::CollectGarbage() {
   std::set<std::string> live = live_provider ? live_provider() : std::set<std::string>{};
   std::string newest_part;
   {
-    std::lock_guard lock(wal_mu_);
+    std::lock_guard lock(parts_mu_);
     newest_part = newest_wal_part_;
   }
   std::vector<std::string> retry;
@@ -487,7 +521,12 @@ IOStatus BucketFileSystem::NewWritableFile(const std::string& f, const rocksdb::
   std::shared_ptr<Entry> replaced;
   if (auto log = LogNumberOf(name)) {
     e->kind = Entry::Kind::kWal;
-    r->reset(new WalWriter(this, name, *log));
+    auto state = std::make_shared<WalState>();
+    {
+      std::lock_guard lock(mu_);
+      wal_states_[*log] = state;
+    }
+    r->reset(new WalWriter(state));
   } else {
     std::string path = cache_->PathFor(FileKey(epoch_, name));
     int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
@@ -566,7 +605,9 @@ IOStatus BucketFileSystem::DeleteFile(const std::string& f, const rocksdb::IOOpt
     std::vector<std::string> keys = e->keys;
     if (e->kind == Entry::Kind::kWal && e->epoch == epoch_) {
       if (auto log = LogNumberOf(name)) {
-        std::lock_guard wal_lock(wal_mu_);
+        // Its data is in SSTs now; unpublished bytes need not go up.
+        wal_states_.erase(*log);
+        std::lock_guard parts_lock(parts_mu_);
         keys = wal_parts_by_log_[*log];
         wal_parts_by_log_.erase(*log);
       }
@@ -582,10 +623,16 @@ IOStatus BucketFileSystem::GetFileSize(const std::string& f, const rocksdb::IOOp
                                        uint64_t* size, rocksdb::IODebugContext* dbg) {
   std::string name = FileNameOf(f);
   if (name.empty()) return target()->GetFileSize(f, o, size, dbg);
-  auto e = Find(name);
-  if (!e) return IOStatus::PathNotFound(f);
   std::lock_guard lock(mu_);
-  *size = e->size;
+  auto it = files_.find(name);
+  if (it == files_.end()) return IOStatus::PathNotFound(f);
+  *size = it->second->size;
+  auto log = LogNumberOf(name);
+  if (log && it->second->epoch == epoch_ && wal_states_.count(*log)) {
+    auto& state = wal_states_[*log];
+    std::lock_guard state_lock(state->mu);
+    *size = state->published + state->pending.size();
+  }
   return IOStatus::OK();
 }
 

@@ -100,8 +100,17 @@ class BucketFileSystem : public rocksdb::FileSystemWrapper {
   // Used by the file classes in bucket_files.cc.
   struct Entry;
   rocksdb::IOStatus UploadWhole(const std::string& name, const std::string& local_path);
-  rocksdb::IOStatus PublishWal(uint64_t log_number, uint64_t offset, std::string_view bytes);
-  void SetWalSize(const std::string& name, uint64_t size);
+  // Publishes every WAL byte appended so far, oldest log first, as WAL
+  // parts. On failure the bytes stay pending for the next call.
+  Status PublishWals();
+  uint64_t PendingWalBytes();
+
+  // What a WAL file holds that is not yet in the bucket.
+  struct WalState {
+    std::mutex mu;
+    std::string pending;     // appended, not yet published
+    uint64_t published = 0;  // bytes of the log already in the bucket
+  };
   // A closed, uploaded file: its local copy now belongs to the DiskCache.
   void FinishWrite(const std::string& name);
   DiskCache& cache() { return *cache_; }
@@ -133,8 +142,12 @@ class BucketFileSystem : public rocksdb::FileSystemWrapper {
   std::vector<std::string> garbage_;
   std::function<std::set<std::string>()> live_files_;
 
+  Status PublishWalPart(uint64_t log_number, uint64_t offset, std::string_view bytes);
+
+  std::map<uint64_t, std::shared_ptr<WalState>> wal_states_;  // guarded by mu_
   std::mutex wal_mu_;  // serialises WAL part publication, in sequence order
   uint64_t next_wal_seq_ = 0;
+  std::mutex parts_mu_;  // a leaf lock over the two members below
   std::map<uint64_t, std::vector<std::string>> wal_parts_by_log_;  // this epoch's parts
   std::string newest_wal_part_;  // never deleted: it marks where the sequence is
   std::vector<std::string> retained_wal_parts_;  // guarded by mu_

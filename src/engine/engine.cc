@@ -49,6 +49,9 @@ Result<Compression> ParseCompression(const std::string& spec) {
   return Status::InvalidArgument("compression '" + spec + "': use zstd-N (1..22), lz4 or none");
 }
 
+// Unpublished WAL bytes allowed in memory before writes wait for the bucket.
+constexpr uint64_t kMaxPendingWalBytes = 256ull << 20;
+
 class EngineImpl : public Engine {
  public:
   ~EngineImpl() override { Close(); }
@@ -70,6 +73,9 @@ class EngineImpl : public Engine {
     db_options.recycle_log_file_num = 0;
     db_options.max_open_files = -1;
     db_options.wal_recovery_mode = rocksdb::WALRecoveryMode::kPointInTimeRecovery;
+    // Flushing all column families together keeps SSTs a consistent cut of
+    // the write sequence, whatever part of the WAL has reached the bucket.
+    db_options.atomic_flush = true;
     db_options.max_background_jobs = 2;
     db_options.stats_dump_period_sec = 0;
     db_options.stats_persist_period_sec = 0;
@@ -144,6 +150,16 @@ class EngineImpl : public Engine {
 
   Status Write(rocksdb::WriteBatch* batch) override {
     if (fenced()) return FencedError();
+    // Bounded memory: while the bucket is unreachable, writes pause here.
+    if (fs_->PendingWalBytes() > kMaxPendingWalBytes) {
+      Status s = Sync();
+      if (!s.ok()) {
+        return s.IsFenced() ? s
+                            : Status::Retryable("the bucket is unreachable and " +
+                                                std::to_string(kMaxPendingWalBytes >> 20) +
+                                                " MiB of writes wait for it: " + s.ToString());
+      }
+    }
     rocksdb::Status s = db_->Write(rocksdb::WriteOptions(), batch);
     if (!s.ok() && !fenced() && TryResume()) s = db_->Write(rocksdb::WriteOptions(), batch);
     return Classify(s);
@@ -162,8 +178,7 @@ class EngineImpl : public Engine {
     sync_running_ = true;
     const uint64_t covering = db_->GetLatestSequenceNumber();
     lock.unlock();
-    rocksdb::Status s = db_->SyncWAL();
-    if (!s.ok() && !fenced() && TryResume()) s = db_->SyncWAL();
+    Status s = fs_->PublishWals();
     lock.lock();
     sync_running_ = false;
     last_sync_ok_ = s.ok();
@@ -172,7 +187,7 @@ class EngineImpl : public Engine {
       ++syncs_;
     }
     sync_cv_.notify_all();
-    return Classify(s);
+    return fenced() ? FencedError() : s;
   }
 
   Status Close() override {

@@ -1,0 +1,308 @@
+#include "server/config.h"
+
+#include <cstdlib>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include <toml++/toml.h>
+
+namespace pail::server {
+namespace {
+
+bool IsVarChar(char c, bool first) {
+  return c == '_' || std::isalpha(static_cast<unsigned char>(c)) ||
+         (!first && std::isdigit(static_cast<unsigned char>(c)));
+}
+
+// Reads one table into typed fields, refusing keys it does not know.
+class TableReader {
+ public:
+  TableReader(const toml::table* table, std::string section, const std::string& source)
+      : table_(table), section_(std::move(section)), source_(source) {}
+
+  Status String(const char* key, std::string* out) {
+    seen_.insert(key);
+    auto node = Node(key);
+    if (!node) return Status::OK();
+    auto v = node->value<std::string>();
+    if (!v) return TypeError(key, "a string");
+    auto substituted = SubstituteEnv(*v);
+    if (!substituted.ok()) return substituted.status().WithContext(Where(key));
+    *out = *substituted;
+    return Status::OK();
+  }
+  Status Bool(const char* key, bool* out) {
+    seen_.insert(key);
+    auto node = Node(key);
+    if (!node) return Status::OK();
+    auto v = node->value<bool>();
+    if (!v) return TypeError(key, "true or false");
+    *out = *v;
+    return Status::OK();
+  }
+  Status Number(const char* key, double* out, double min, double max) {
+    seen_.insert(key);
+    auto node = Node(key);
+    if (!node) return Status::OK();
+    auto v = node->value<double>();
+    if (!v) return TypeError(key, "a number");
+    if (*v < min || *v > max) {
+      return Status::InvalidArgument(Where(key) + " must be between " + std::to_string(min) +
+                                     " and " + std::to_string(max));
+    }
+    *out = *v;
+    return Status::OK();
+  }
+  Status Unsigned(const char* key, uint32_t* out, uint32_t min, uint32_t max) {
+    double v = *out;
+    PAIL_RETURN_IF_ERROR(Number(key, &v, min, max));
+    if (v != static_cast<uint32_t>(v)) return TypeError(key, "a whole number");
+    *out = static_cast<uint32_t>(v);
+    return Status::OK();
+  }
+  Status StringList(const char* key, std::vector<std::string>* out) {
+    seen_.insert(key);
+    auto node = Node(key);
+    if (!node) return Status::OK();
+    auto* array = node->as_array();
+    if (!array) return TypeError(key, "a list of strings");
+    out->clear();
+    for (auto& item : *array) {
+      auto v = item.value<std::string>();
+      if (!v) return TypeError(key, "a list of strings");
+      PAIL_ASSIGN_OR_RETURN(std::string s, SubstituteEnv(*v));
+      out->push_back(std::move(s));
+    }
+    return Status::OK();
+  }
+  // Call last: any key not read above is a mistake.
+  Status RejectUnknown() {
+    if (!table_) return Status::OK();
+    for (auto& [k, v] : *table_) {
+      if (!seen_.count(std::string(k.str()))) {
+        return Status::InvalidArgument(source_ + ": unknown key '" + std::string(k.str()) +
+                                       "' in [" + section_ + "]");
+      }
+    }
+    return Status::OK();
+  }
+
+ private:
+  const toml::node* Node(const char* key) { return table_ ? table_->get(key) : nullptr; }
+  std::string Where(const char* key) const { return source_ + ": [" + section_ + "] " + key; }
+  Status TypeError(const char* key, const char* want) const {
+    return Status::InvalidArgument(Where(key) + " must be " + want);
+  }
+
+  const toml::table* table_;
+  std::string section_;
+  const std::string& source_;
+  std::set<std::string> seen_;
+};
+
+}  // namespace
+
+Result<std::string> SubstituteEnv(std::string_view text) {
+  std::string out;
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] != '$') {
+      out.push_back(text[i]);
+      continue;
+    }
+    if (i + 1 < text.size() && text[i + 1] == '$') {
+      out.push_back('$');
+      ++i;
+      continue;
+    }
+    std::string name;
+    if (i + 1 < text.size() && text[i + 1] == '{') {
+      size_t close = text.find('}', i + 2);
+      if (close == std::string_view::npos) {
+        return Status::InvalidArgument("unterminated ${ in '" + std::string(text) + "'");
+      }
+      name = std::string(text.substr(i + 2, close - i - 2));
+      i = close;
+    } else {
+      size_t j = i + 1;
+      while (j < text.size() && IsVarChar(text[j], j == i + 1)) ++j;
+      name = std::string(text.substr(i + 1, j - i - 1));
+      i = j - 1;
+    }
+    if (name.empty() || !IsVarChar(name[0], true)) {
+      return Status::InvalidArgument("'$' must start a variable name (write $$ for a literal $)");
+    }
+    const char* value = std::getenv(name.c_str());
+    if (!value) {
+      return Status::InvalidArgument("environment variable " + name +
+                                     " is not set (the config refers to it)");
+    }
+    out += value;
+  }
+  return out;
+}
+
+Result<Config> Config::Parse(std::string_view text, const std::string& source) {
+  toml::table root;
+  try {
+    root = toml::parse(text, source);
+  } catch (const toml::parse_error& e) {
+    std::ostringstream msg;
+    msg << source << ":" << e.source().begin.line << ":" << e.source().begin.column << ": "
+        << e.description();
+    return Status::InvalidArgument(msg.str());
+  }
+  static const std::set<std::string> kSections = {"storage", "cache", "filesystem",
+                                                  "aws",     "azure", "servers"};
+  for (auto& [k, v] : root) {
+    if (!kSections.count(std::string(k.str()))) {
+      return Status::InvalidArgument(source + ": unknown section [" + std::string(k.str()) + "]");
+    }
+  }
+  auto table = [&](const char* name) { return root[name].as_table(); };
+  Config c;
+  {
+    TableReader r(table("storage"), "storage", source);
+    PAIL_RETURN_IF_ERROR(r.String("url", &c.storage.url));
+    PAIL_RETURN_IF_ERROR(r.String("encryption_password", &c.storage.encryption_password));
+    PAIL_RETURN_IF_ERROR(r.Bool("allow_unsafe_no_conditional_writes",
+                                &c.storage.allow_unsafe_no_conditional_writes));
+    PAIL_RETURN_IF_ERROR(r.RejectUnknown());
+  }
+  {
+    TableReader r(table("cache"), "cache", source);
+    PAIL_RETURN_IF_ERROR(r.String("dir", &c.cache.dir));
+    PAIL_RETURN_IF_ERROR(r.Number("disk_size_gb", &c.cache.disk_size_gb, 0.01, 1 << 20));
+    PAIL_RETURN_IF_ERROR(r.Number("memory_size_gb", &c.cache.memory_size_gb, 0.001, 1 << 16));
+    PAIL_RETURN_IF_ERROR(r.RejectUnknown());
+  }
+  {
+    TableReader r(table("filesystem"), "filesystem", source);
+    PAIL_RETURN_IF_ERROR(r.String("compression", &c.filesystem.compression));
+    PAIL_RETURN_IF_ERROR(r.Unsigned("flush_interval_ms", &c.filesystem.flush_interval_ms, 1, 3600000));
+    PAIL_RETURN_IF_ERROR(r.Number("max_size_gb", &c.filesystem.max_size_gb, 0.001, 8e9));
+    PAIL_RETURN_IF_ERROR(r.RejectUnknown());
+  }
+  {
+    TableReader r(table("aws"), "aws", source);
+    PAIL_RETURN_IF_ERROR(r.String("access_key_id", &c.aws.access_key_id));
+    PAIL_RETURN_IF_ERROR(r.String("secret_access_key", &c.aws.secret_access_key));
+    PAIL_RETURN_IF_ERROR(r.String("region", &c.aws.region));
+    PAIL_RETURN_IF_ERROR(r.String("endpoint", &c.aws.endpoint));
+    PAIL_RETURN_IF_ERROR(r.Bool("allow_http", &c.aws.allow_http));
+    PAIL_RETURN_IF_ERROR(r.Bool("path_style", &c.aws.path_style));
+    PAIL_RETURN_IF_ERROR(r.RejectUnknown());
+  }
+  {
+    TableReader r(table("azure"), "azure", source);
+    PAIL_RETURN_IF_ERROR(r.String("storage_account_name", &c.azure.storage_account_name));
+    PAIL_RETURN_IF_ERROR(r.String("storage_account_key", &c.azure.storage_account_key));
+    PAIL_RETURN_IF_ERROR(r.String("endpoint", &c.azure.endpoint));
+    PAIL_RETURN_IF_ERROR(r.Bool("allow_http", &c.azure.allow_http));
+    PAIL_RETURN_IF_ERROR(r.RejectUnknown());
+  }
+  if (auto* servers = table("servers")) {
+    for (auto& [k, v] : *servers) {
+      std::string name(k.str());
+      if (name != "fuse" && name != "nfs") {
+        return Status::InvalidArgument(source + ": unknown server [servers." + name +
+                                       "] (known: fuse, nfs)");
+      }
+    }
+    if (auto* fuse = (*servers)["fuse"].as_table()) {
+      TableReader r(fuse, "servers.fuse", source);
+      c.fuse.enabled = true;
+      PAIL_RETURN_IF_ERROR(r.String("mountpoint", &c.fuse.mountpoint));
+      PAIL_RETURN_IF_ERROR(r.Bool("allow_other", &c.fuse.allow_other));
+      PAIL_RETURN_IF_ERROR(r.RejectUnknown());
+      if (c.fuse.mountpoint.empty()) {
+        return Status::InvalidArgument(source + ": [servers.fuse] needs mountpoint");
+      }
+    }
+    if (auto* nfs = (*servers)["nfs"].as_table()) {
+      TableReader r(nfs, "servers.nfs", source);
+      c.nfs.enabled = true;
+      PAIL_RETURN_IF_ERROR(r.StringList("addresses", &c.nfs.addresses));
+      PAIL_RETURN_IF_ERROR(r.String("commit", &c.nfs.commit));
+      PAIL_RETURN_IF_ERROR(r.Unsigned("anon_uid", &c.nfs.anon_uid, 0, UINT32_MAX));
+      PAIL_RETURN_IF_ERROR(r.Unsigned("anon_gid", &c.nfs.anon_gid, 0, UINT32_MAX));
+      PAIL_RETURN_IF_ERROR(r.RejectUnknown());
+      if (c.nfs.addresses.empty()) c.nfs.addresses = {"127.0.0.1:2049"};
+      if (c.nfs.commit != "async" && c.nfs.commit != "durable") {
+        return Status::InvalidArgument(source + ": [servers.nfs] commit must be \"async\" or \"durable\"");
+      }
+    }
+  }
+  if (c.storage.url.empty()) return Status::InvalidArgument(source + ": [storage] url is required");
+  if (c.storage.encryption_password.empty()) {
+    return Status::InvalidArgument(source + ": [storage] encryption_password is required");
+  }
+  if (c.cache.dir.empty()) return Status::InvalidArgument(source + ": [cache] dir is required");
+  return c;
+}
+
+Result<Config> Config::Load(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) {
+    return Status::InvalidArgument("cannot read config file '" + path +
+                                   "'; create one with `pailfs init " + path + "`");
+  }
+  std::stringstream text;
+  text << in.rdbuf();
+  return Parse(text.str(), path);
+}
+
+std::string StarterConfig() {
+  return R"(# pailfs configuration. Values may use ${ENV_VAR} or $ENV_VAR.
+
+[storage]
+# Where everything durable lives:
+#   file:///path            a local directory (the embedded default)
+#   s3://bucket/prefix      Amazon S3 or an S3-compatible store (see [aws])
+#   azure://container/pre   Azure Blob Storage (see [azure])
+url = "file:///var/lib/pailfs/bucket"
+# Derives the key that wraps the bucket's data key (Argon2id). Losing it
+# loses the data; change it with `pailfs change-password -c FILE`.
+encryption_password = "${PAILFS_PASSWORD}"
+
+[cache]
+# Local cache only: may be emptied at any time (nothing durable lives here).
+dir = "/var/cache/pailfs"
+disk_size_gb = 10.0
+memory_size_gb = 1.0
+
+[filesystem]
+# "zstd-N" (1..22) or "lz4".
+compression = "zstd-3"
+# Writes are acknowledged from memory and reach the bucket within this window;
+# fsync (and NFS COMMIT in durable mode) waits for the bucket.
+flush_interval_ms = 1000
+max_size_gb = 1024
+
+# [aws]
+# access_key_id = "${AWS_ACCESS_KEY_ID}"
+# secret_access_key = "${AWS_SECRET_ACCESS_KEY}"
+# region = "us-east-1"
+# endpoint = "http://127.0.0.1:7480"   # S3-compatible stores
+# allow_http = false
+# path_style = false
+
+# [azure]
+# storage_account_name = "..."
+# storage_account_key = "${AZURE_STORAGE_KEY}"
+# endpoint = "https://ACCOUNT.blob.core.windows.net"
+
+# [servers.fuse]
+# mountpoint = "/mnt/pailfs"
+# allow_other = true
+
+[servers.nfs]
+# NFSv3, MOUNT and the port mapper's GETPORT, all on one port.
+addresses = ["127.0.0.1:2049"]
+# "async": WRITE is stable from memory, the flush window bounds a crash's loss.
+# "durable": COMMIT returns only once the data is in the bucket.
+commit = "async"
+)";
+}
+
+}  // namespace pail::server

@@ -1,0 +1,61 @@
+// The TOML configuration of a pailfs server.
+//
+// String values may name environment variables as ${VAR} or $VAR (write $$
+// for a literal '$'); an unset variable is an error that names it. Unknown
+// sections or keys are errors too, so a typo never silently falls back to a
+// default.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "objstore/cloud_options.h"
+#include "util/status.h"
+
+namespace pail::server {
+
+struct Config {
+  struct Storage {
+    std::string url;
+    std::string encryption_password;
+    bool allow_unsafe_no_conditional_writes = false;
+  } storage;
+  struct Cache {
+    std::string dir;
+    double disk_size_gb = 10;
+    double memory_size_gb = 1;
+  } cache;
+  struct Filesystem {
+    std::string compression = "zstd-3";
+    uint32_t flush_interval_ms = 1000;
+    double max_size_gb = 1024;
+  } filesystem;
+  AwsOptions aws;
+  AzureOptions azure;
+  struct Fuse {
+    bool enabled = false;
+    std::string mountpoint;
+    bool allow_other = true;
+  } fuse;
+  struct Nfs {
+    bool enabled = false;
+    std::vector<std::string> addresses;
+    std::string commit = "async";  // "async" | "durable"
+    uint32_t anon_uid = 65534;
+    uint32_t anon_gid = 65534;
+  } nfs;
+
+  static Result<Config> Load(const std::string& path);
+  // `source` names the text in error messages.
+  static Result<Config> Parse(std::string_view text, const std::string& source);
+};
+
+// Replaces ${VAR} and $VAR with the environment's values.
+Result<std::string> SubstituteEnv(std::string_view text);
+
+// A commented starter configuration serving a local directory.
+std::string StarterConfig();
+
+}  // namespace pail::server

@@ -1,0 +1,121 @@
+#include "server/process.h"
+
+#include <signal.h>
+
+#include <cstdio>
+#include <memory>
+
+#include <spdlog/spdlog.h>
+
+#include "crypto/key_file.h"
+#include "engine/engine.h"
+#include "fs/filesystem.h"
+#include "fs/fsck.h"
+#include "fuse/fuse_server.h"
+#include "nfs/nfs_server.h"
+#include "server/bucket.h"
+
+namespace pail::server {
+namespace {
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+Result<std::unique_ptr<engine::Engine>> OpenEngine(const Config& config, const Bucket& bucket) {
+  engine::EngineOptions options;
+  options.store = bucket.encrypted;
+  options.cache_dir = config.cache.dir;
+  options.disk_cache_bytes = static_cast<uint64_t>(config.cache.disk_size_gb * kGiB);
+  options.memory_cache_bytes = static_cast<uint64_t>(config.cache.memory_size_gb * kGiB);
+  options.compression = config.filesystem.compression;
+  options.flush_interval = std::chrono::milliseconds(config.filesystem.flush_interval_ms);
+  options.column_families = fs::FileSystem::ColumnFamilies();
+  return engine::Engine::Open(std::move(options));
+}
+
+fs::FsOptions FilesystemOptions(const Config& config) {
+  fs::FsOptions options;
+  options.max_size_bytes = static_cast<uint64_t>(config.filesystem.max_size_gb * kGiB);
+  options.write_back_interval = std::chrono::milliseconds(config.filesystem.flush_interval_ms);
+  return options;
+}
+
+sigset_t ShutdownSignals() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  return set;
+}
+
+}  // namespace
+
+Status RunServer(const Config& config) {
+  sigset_t signals = ShutdownSignals();
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  PAIL_ASSIGN_OR_RETURN(Bucket bucket, OpenBucket(config));
+  PAIL_ASSIGN_OR_RETURN(auto engine, OpenEngine(config, bucket));
+  PAIL_ASSIGN_OR_RETURN(auto filesystem, fs::FileSystem::Open(*engine, FilesystemOptions(config)));
+
+  std::unique_ptr<nfs::NfsServer> nfs_server;
+  std::unique_ptr<fuse::FuseServer> fuse_server;
+  Status started;
+  if (config.nfs.enabled) {
+    nfs::NfsServerOptions options;
+    options.addresses = config.nfs.addresses;
+    options.durable_commit = config.nfs.commit == "durable";
+    options.anon_uid = config.nfs.anon_uid;
+    options.anon_gid = config.nfs.anon_gid;
+    nfs_server = std::make_unique<nfs::NfsServer>(*filesystem, options);
+    started = nfs_server->Start();
+  }
+  if (started.ok() && config.fuse.enabled) {
+    fuse::FuseServerOptions options;
+    options.mountpoint = config.fuse.mountpoint;
+    options.allow_other = config.fuse.allow_other;
+    fuse_server = std::make_unique<fuse::FuseServer>(*filesystem, options);
+    started = fuse_server->Start();
+  }
+  if (started.ok()) {
+    spdlog::info("pailfs serving {}; SIGINT or SIGTERM stops it", config.storage.url);
+    int signal_number = 0;
+    sigwait(&signals, &signal_number);
+    spdlog::info("signal {}: flushing and shutting down", signal_number);
+  }
+  if (fuse_server) fuse_server->Stop();
+  if (nfs_server) nfs_server->Stop();
+  Status closed = filesystem->Close();
+  filesystem.reset();
+  Status engine_closed = engine->Close();
+  if (!started.ok()) return started;
+  if (!closed.ok()) return closed.WithContext("final flush");
+  if (!engine_closed.ok()) return engine_closed.WithContext("closing the engine");
+  auto counts = bucket.counts->Snapshot();
+  spdlog::info("clean shutdown; {} object-store requests this run", counts.total_requests());
+  return Status::OK();
+}
+
+Status RunFsck(const Config& config) {
+  PAIL_ASSIGN_OR_RETURN(Bucket bucket, OpenBucket(config));
+  PAIL_ASSIGN_OR_RETURN(auto engine, OpenEngine(config, bucket));
+  auto report = fs::Fsck(*engine);
+  Status closed = engine->Close();
+  if (!report.ok()) return report.status();
+  std::printf("fsck: %llu inodes (%llu directories, %llu files), %llu entries, %llu chunks\n",
+              (unsigned long long)report->inodes, (unsigned long long)report->directories,
+              (unsigned long long)report->files, (unsigned long long)report->entries,
+              (unsigned long long)report->chunks);
+  for (const auto& problem : report->problems) std::printf("problem: %s\n", problem.c_str());
+  if (!report->problems.empty()) {
+    return Status::Corruption(std::to_string(report->problems.size()) + " problem(s) found");
+  }
+  std::printf("fsck: clean\n");
+  return closed;
+}
+
+Status RunChangePassword(const Config& config, const std::string& new_password) {
+  PAIL_ASSIGN_OR_RETURN(Bucket bucket, OpenRawBucket(config));
+  return crypto::ChangePassword(*bucket.raw, config.storage.encryption_password, new_password);
+}
+
+}  // namespace pail::server

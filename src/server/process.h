@@ -1,0 +1,21 @@
+// The life of a pailfs server process: open the bucket, the engine and the
+// filesystem, start the configured protocol servers, wait for SIGINT or
+// SIGTERM, then stop the servers, flush everything to the bucket and close.
+#pragma once
+
+#include "server/config.h"
+
+namespace pail::server {
+
+// Blocks SIGINT/SIGTERM in the calling thread (call before any thread
+// starts, so every thread inherits the mask) and returns once one arrives
+// and the shutdown is complete.
+Status RunServer(const Config& config);
+
+// Offline consistency check: prints problems, returns an error if any.
+Status RunFsck(const Config& config);
+
+// Rewraps the data key under `new_password`.
+Status RunChangePassword(const Config& config, const std::string& new_password);
+
+}  // namespace pail::server
