@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Installs everything, builds, starts the loopback object stores and runs
+# every test. This is exactly what CI (.ci/run) runs.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+
+bash scripts/install-deps.sh
+
+# Real S3 (Ceph RGW) and Azure Blob (Azurite) servers on loopback, from the
+# workplace's shared/ folder beside the repository. Without it the cloud
+# tests skip; with it they are required.
+OBJSTORES="$ROOT/../shared/objstores/objstores.sh"
+if [ -x "$OBJSTORES" ] || [ -f "$OBJSTORES" ]; then
+  bash "$OBJSTORES" install
+  if ! curl -s -o /dev/null http://127.0.0.1:7480/ || ! curl -s -o /dev/null http://127.0.0.1:10000/; then
+    bash "$OBJSTORES" start
+  fi
+  export PAIL_REQUIRE_OBJSTORES=1
+else
+  echo "note: $OBJSTORES not found; S3/Azure tests will be skipped" >&2
+fi
+
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build build -j"$(nproc)"
+ctest --test-dir build --output-on-failure -j2 --timeout 900

@@ -1,0 +1,145 @@
+#include "server/config.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+
+namespace pail::server {
+namespace {
+
+const char* kMinimal = R"(
+[storage]
+url = "file:///tmp/bucket"
+encryption_password = "pw"
+[cache]
+dir = "/tmp/cache"
+)";
+
+TEST(Config, MinimalConfigGetsDefaults) {
+  auto c = Config::Parse(kMinimal, "test.toml");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->storage.url, "file:///tmp/bucket");
+  EXPECT_EQ(c->filesystem.compression, "zstd-3");
+  EXPECT_EQ(c->filesystem.flush_interval_ms, 1000u);
+  EXPECT_FALSE(c->fuse.enabled);
+  EXPECT_FALSE(c->nfs.enabled);
+}
+
+TEST(Config, AllSections) {
+  auto c = Config::Parse(R"(
+[storage]
+url = "s3://b/p"
+encryption_password = "pw"
+[cache]
+dir = "/c"
+disk_size_gb = 2.5
+memory_size_gb = 0.5
+[filesystem]
+compression = "lz4"
+flush_interval_ms = 250
+max_size_gb = 10
+[aws]
+access_key_id = "AK"
+secret_access_key = "SK"
+region = "eu-west-1"
+endpoint = "http://127.0.0.1:7480"
+allow_http = true
+path_style = true
+[azure]
+storage_account_name = "acct"
+storage_account_key = "key"
+endpoint = "http://127.0.0.1:10000/acct"
+[servers.fuse]
+mountpoint = "/mnt/x"
+allow_other = false
+[servers.nfs]
+addresses = ["127.0.0.1:2049", "[::1]:2049"]
+commit = "durable"
+anon_uid = 1000
+anon_gid = 1001
+)", "all.toml");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_DOUBLE_EQ(c->cache.disk_size_gb, 2.5);
+  EXPECT_EQ(c->filesystem.flush_interval_ms, 250u);
+  EXPECT_EQ(c->aws.region, "eu-west-1");
+  EXPECT_TRUE(c->aws.path_style);
+  EXPECT_EQ(c->azure.storage_account_name, "acct");
+  EXPECT_TRUE(c->fuse.enabled);
+  EXPECT_FALSE(c->fuse.allow_other);
+  ASSERT_EQ(c->nfs.addresses.size(), 2u);
+  EXPECT_EQ(c->nfs.addresses[1], "[::1]:2049");
+  EXPECT_EQ(c->nfs.commit, "durable");
+  EXPECT_EQ(c->nfs.anon_gid, 1001u);
+}
+
+TEST(Config, EnvironmentSubstitution) {
+  ::setenv("PAIL_TEST_PW", "s3cret", 1);
+  ::setenv("PAIL_TEST_DIR", "/data", 1);
+  auto c = Config::Parse(R"(
+[storage]
+url = "file://${PAIL_TEST_DIR}/bucket"
+encryption_password = "$PAIL_TEST_PW"
+[cache]
+dir = "$PAIL_TEST_DIR/cache-$$x"
+)", "env.toml");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->storage.url, "file:///data/bucket");
+  EXPECT_EQ(c->storage.encryption_password, "s3cret");
+  EXPECT_EQ(c->cache.dir, "/data/cache-$x");
+}
+
+TEST(Config, UnsetVariableIsAnErrorNamingIt) {
+  ::unsetenv("PAIL_TEST_UNSET_VAR");
+  auto c = Config::Parse(R"(
+[storage]
+url = "file:///b"
+encryption_password = "${PAIL_TEST_UNSET_VAR}"
+[cache]
+dir = "/c"
+)", "unset.toml");
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.status().message().find("PAIL_TEST_UNSET_VAR"), std::string::npos);
+  EXPECT_NE(c.status().message().find("encryption_password"), std::string::npos);
+}
+
+TEST(Config, MistakesAreReportedWithTheirPlace) {
+  struct Case {
+    std::string text, expect;
+  };
+  std::vector<Case> cases = {
+      {std::string(kMinimal) + "[storag]\nx=1\n", "unknown section [storag]"},
+      {std::string(kMinimal) + "[filesystem]\nflush_interval=5\n", "unknown key 'flush_interval'"},
+      {std::string(kMinimal) + "[filesystem]\nflush_interval_ms=\"5\"\n", "flush_interval_ms must be a number"},
+      {std::string(kMinimal) + "[filesystem]\nflush_interval_ms=0\n", "between"},
+      {std::string(kMinimal) + "[servers.smb]\nx=1\n", "unknown server [servers.smb]"},
+      {std::string(kMinimal) + "[servers.nfs]\ncommit=\"maybe\"\n", "commit must be"},
+      {std::string(kMinimal) + "[servers.fuse]\nallow_other=true\n", "needs mountpoint"},
+      {"[storage]\nencryption_password=\"x\"\n[cache]\ndir=\"/c\"\n", "url is required"},
+      {"[storage]\nurl=\"file:///b\"\n[cache]\ndir=\"/c\"\n", "encryption_password is required"},
+      {"[storage\nurl=1", "bad.toml:1"},
+      {std::string(kMinimal) + "[filesystem]\ncompression=\"$\"\n", "literal $"},
+  };
+  for (const auto& c : cases) {
+    auto r = Config::Parse(c.text, "bad.toml");
+    ASSERT_FALSE(r.ok()) << c.text;
+    EXPECT_NE(r.status().message().find(c.expect), std::string::npos)
+        << "wanted '" << c.expect << "' in: " << r.status().message();
+  }
+}
+
+TEST(Config, StarterConfigParsesOnceItsVariableIsSet) {
+  ::setenv("PAILFS_PASSWORD", "starter", 1);
+  auto c = Config::Parse(StarterConfig(), "starter.toml");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->storage.encryption_password, "starter");
+  EXPECT_TRUE(c->nfs.enabled);
+}
+
+TEST(Config, MissingFileSaysHowToCreateOne) {
+  auto c = Config::Load("/nonexistent/pailfs.toml");
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.status().message().find("pailfs init"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace pail::server
