@@ -41,6 +41,12 @@ std::optional<uint64_t> LogNumberOf(const std::string& name) {
   return std::stoull(digits);
 }
 
+// RocksDB's name for log `number`: at least six digits, then ".log".
+std::string LogFileName(uint64_t number) {
+  std::string digits = std::to_string(number);
+  return std::string(6 - std::min<size_t>(6, digits.size()), '0') + digits + kLogSuffix;
+}
+
 Status WriteLocalFile(const std::string& path, std::string_view data) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out.write(data.data(), static_cast<std::streamsize>(data.size()));
@@ -126,13 +132,20 @@ Status BucketFileSystem::SealOlderEpochs(
   }
   for (auto& [epoch, seqs] : parts) {
     std::map<uint64_t, uint64_t> next_offset;  // log -> bytes written to its pinned file
-    uint64_t seq = 0;
-    while (true) {
+    // Listed parts in order (gaps are parts of dropped logs), then the
+    // sequence's end, which is sealed unless the writer gets there first.
+    std::vector<uint64_t> order;
+    for (auto& [seq, key] : seqs) order.push_back(seq);
+    uint64_t end = order.empty() ? 0 : order.back() + 1;
+    for (size_t i = 0;; ++i) {
+      bool listed = i < order.size();
+      uint64_t seq = listed ? order[i] : end++;
       std::string key = WalPartKey(epoch, seq);
-      Result<std::string> body = Status::NotFound("");
-      if (seqs.count(seq)) body = store_->Get(key);
-      if (!body.ok() && body.status().IsNotFound()) {
-        // The end of the sequence: seal it here, unless the writer beat us.
+      Result<std::string> body = Status::NotFound(key);
+      if (listed) {
+        body = store_->Get(key);
+        if (!body.ok() && body.status().IsNotFound()) continue;  // deleted since the listing
+      } else {
         auto sealed = store_->PutIfAbsent(key, EncodeWalSeal(epoch_));
         if (sealed.ok()) break;
         if (!sealed.status().IsPreconditionFailed()) return sealed.status().WithContext("sealing WAL");
@@ -141,9 +154,7 @@ Status BucketFileSystem::SealOlderEpochs(
       if (!body.ok()) return body.status().WithContext("reading WAL part " + key);
       PAIL_ASSIGN_OR_RETURN(WalPart part, DecodeWalPart(std::move(*body), key));
       if (part.is_seal) break;
-      std::string name = std::to_string(part.log_number);
-      name = std::string(6 - std::min<size_t>(6, name.size()), '0') + name + kLogSuffix;
-      std::string path = cache_dir_ + "/pinned/" + PadNumber(epoch) + "-" + name;
+      std::string path = cache_dir_ + "/pinned/" + PadNumber(epoch) + "-" + LogFileName(part.log_number);
       uint64_t& expected = next_offset[part.log_number];
       if (part.offset == expected) {
         int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
@@ -155,9 +166,9 @@ Status BucketFileSystem::SealOlderEpochs(
       } else {
         // A log whose earlier parts were deleted: RocksDB already dropped it.
         expected = UINT64_MAX;
+        ::unlink(path.c_str());
       }
       (*logs)[epoch].push_back({part.log_number, key});
-      ++seq;
     }
   }
   return Status::OK();
@@ -227,8 +238,7 @@ Status BucketFileSystem::RebuildNamespace(
     std::map<uint64_t, std::vector<std::string>> by_log;
     for (const auto& [log, key] : parts) by_log[log].push_back(key);
     for (auto& [log, keys] : by_log) {
-      std::string digits = std::to_string(log);
-      std::string name = std::string(6 - std::min<size_t>(6, digits.size()), '0') + digits + kLogSuffix;
+      std::string name = LogFileName(log);
       std::string path = cache_dir_ + "/pinned/" + PadNumber(epoch) + "-" + name;
       auto e = std::make_shared<Entry>();
       e->kind = Entry::Kind::kWal;
@@ -665,7 +675,14 @@ IOStatus BucketFileSystem::RenameFile(const std::string& src, const std::string&
     e->epoch = epoch_;
     e->local_path = new_path;
     e->mtime = NowSeconds();
-    files_[to] = e;
+    auto& slot = files_[to];
+    // An older epoch's file of this name (its CURRENT) is superseded.
+    if (slot) {
+      for (auto& key : slot->keys) {
+        if (key != FileKey(epoch_, to)) garbage_.push_back(key);
+      }
+    }
+    slot = e;
   }
   s = UploadWhole(to, new_path);
   if (!s.ok()) return s;

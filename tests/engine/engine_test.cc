@@ -129,3 +129,99 @@ TEST(Engine, BadCompressionIsRefused) {
 
 }  // namespace
 }  // namespace pail::engine
+
+namespace pail::engine {
+namespace {
+
+size_t CountObjects(ObjectStore& store, const std::string& suffix) {
+  auto all = ListAll(store, kDbPrefix);
+  size_t n = 0;
+  for (auto& meta : *all) {
+    if (meta.key.size() >= suffix.size() && meta.key.compare(meta.key.size() - suffix.size(), suffix.size(), suffix) == 0) ++n;
+  }
+  return n;
+}
+
+void FillAndFlush(Engine& e, int round) {
+  for (int i = 0; i < 500; ++i) {
+    rocksdb::WriteBatch batch;
+    batch.Put(e.column_family("meta"), "key" + std::to_string(i), "round" + std::to_string(round));
+    ASSERT_TRUE(e.Write(&batch).ok());
+  }
+  ASSERT_TRUE(e.db()->Flush(rocksdb::FlushOptions(), e.column_family("meta")).ok());
+}
+
+TEST(EngineGarbage, ObsoleteObjectsAreDeletedFromTheBucket) {
+  pail::testing::TempDir dir;
+  auto store = std::make_shared<MemoryStore>();
+  auto engine = Engine::Open(pail::testing::TestEngineOptions(store, dir.Sub("cache")));
+  ASSERT_TRUE(engine.ok());
+  for (int round = 0; round < 6; ++round) FillAndFlush(**engine, round);
+  ASSERT_TRUE((*engine)->db()->CompactRange(rocksdb::CompactRangeOptions(), (*engine)->column_family("meta"),
+                                            nullptr, nullptr).ok());
+  ASSERT_TRUE((*engine)->Close().ok());
+  std::vector<rocksdb::LiveFileMetaData> live;
+  auto reopened = Engine::Open(pail::testing::TestEngineOptions(store, dir.Sub("cache2")));
+  ASSERT_TRUE(reopened.ok());
+  (*reopened)->db()->GetLiveFilesMetaData(&live);
+  ASSERT_TRUE((*reopened)->Close().ok());
+  // Every SST in the bucket is live: compaction inputs are gone.
+  EXPECT_EQ(CountObjects(*store, ".sst"), live.size());
+}
+
+TEST(EngineGarbage, FencedWriterDeletesNothing) {
+  pail::testing::TempDir dir;
+  auto memory = std::make_shared<MemoryStore>();
+  auto first_view = std::make_shared<CountingStore>(memory);
+  auto first = Engine::Open(pail::testing::TestEngineOptions(first_view, dir.Sub("a")));
+  ASSERT_TRUE(first.ok());
+  for (int round = 0; round < 4; ++round) FillAndFlush(**first, round);
+  ASSERT_TRUE((*first)->Sync().ok());
+
+  auto second = Engine::Open(pail::testing::TestEngineOptions(memory, dir.Sub("b")));
+  ASSERT_TRUE(second.ok());
+  uint64_t deletes_before = first_view->Snapshot().requests[int(OpKind::kDelete)];
+  // The first, unaware, compacts: its inputs become obsolete to it.
+  (*first)->db()->CompactRange(rocksdb::CompactRangeOptions(), (*first)->column_family("meta"), nullptr,
+                               nullptr);
+  rocksdb::WriteBatch batch;
+  batch.Put((*first)->column_family("meta"), "late", "x");
+  (*first)->Write(&batch);
+  EXPECT_TRUE((*first)->Sync().IsFenced());
+  (*first)->Close();
+  EXPECT_EQ(first_view->Snapshot().requests[int(OpKind::kDelete)], deletes_before);
+
+  // The second still reads everything it took over.
+  for (int i = 0; i < 500; ++i) {
+    std::string value;
+    ASSERT_TRUE((*second)->db()->Get(rocksdb::ReadOptions(), (*second)->column_family("meta"),
+                                     "key" + std::to_string(i), &value).ok());
+    EXPECT_EQ(value, "round3");
+  }
+  ASSERT_TRUE((*second)->Close().ok());
+  auto third = Engine::Open(pail::testing::TestEngineOptions(memory, dir.Sub("c")));
+  ASSERT_TRUE(third.ok()) << third.status().ToString();
+  std::string value;
+  EXPECT_TRUE((*third)->db()->Get(rocksdb::ReadOptions(), (*third)->column_family("meta"), "key7", &value).ok());
+  EXPECT_TRUE((*third)->db()->Get(rocksdb::ReadOptions(), (*third)->column_family("meta"), "late", &value).IsNotFound());
+}
+
+TEST(BucketLayout, KeysRoundTrip) {
+  auto k = ParseDbKey(FileKey(7, "000012.sst"));
+  ASSERT_TRUE(k);
+  EXPECT_EQ(k->epoch, 7u);
+  EXPECT_FALSE(k->is_wal_part);
+  EXPECT_EQ(k->file, "000012.sst");
+  auto w = ParseDbKey(WalPartKey(3, 99));
+  ASSERT_TRUE(w);
+  EXPECT_TRUE(w->is_wal_part);
+  EXPECT_EQ(w->wal_seq, 99u);
+  EXPECT_EQ(*ParseFenceKey(FenceKey(12)), 12u);
+  EXPECT_FALSE(ParseDbKey("db/12/x"));
+  EXPECT_FALSE(ParseDbKey("db/" + PadNumber(1) + "/wal/abc"));
+  EXPECT_FALSE(ParseFenceKey("fence/1"));
+  EXPECT_LT(FenceKey(9), FenceKey(10));  // byte order is numeric order
+}
+
+}  // namespace
+}  // namespace pail::engine
