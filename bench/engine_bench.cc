@@ -60,7 +60,7 @@ int main(int argc, char** argv) {
   if (store_kind == "memory") {
     backend = std::make_shared<pail::MemoryStore>();
   } else {
-    backend = std::move(*pail::LocalStore::Open((dir / "bucket").string()));
+    backend = std::move(pail::LocalStore::Open((dir / "bucket").string())).value();
   }
   pail::FaultOptions delay;
   delay.latency = std::chrono::microseconds(latency_us);
@@ -115,8 +115,14 @@ int main(int argc, char** argv) {
   std::printf("bucket bytes per byte put   %12.3f   (%llu bytes for %llu user bytes)\n",
               double(written) / user_bytes, (unsigned long long)written, (unsigned long long)user_bytes);
 
+  auto before_open = counting->Snapshot();
+  auto open_start = Clock::now();
   auto engine = pail::engine::Engine::Open(options("cache-read"));
   if (!engine.ok()) return 1;
+  std::printf("open with an empty cache     %9.1f ms   (%llu store requests, %.1f MiB read)\n",
+              Seconds(open_start) * 1000,
+              (unsigned long long)(counting->Snapshot().total_requests() - before_open.total_requests()),
+              (counting->Snapshot().bytes_read() - before_open.bytes_read()) / 1048576.0);
   auto* cf = (*engine)->column_family("meta");
   std::mt19937_64 rng(2);
   auto run_gets = [&](const char* label) {

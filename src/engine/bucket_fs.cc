@@ -380,6 +380,22 @@ Status BucketFileSystem::PublishWals() {
   return Status::OK();
 }
 
+Status BucketFileSystem::SealOwnWal() {
+  std::lock_guard publish_lock(wal_mu_);
+  if (fenced_) return Status::Fenced("another process has taken over the bucket");
+  std::string key = WalPartKey(epoch_, next_wal_seq_);
+  auto put = store_->PutIfAbsent(key, EncodeWalSeal(epoch_));
+  if (put.status().IsPreconditionFailed()) {
+    fenced_ = true;
+    return Status::Fenced("another process has taken over the bucket");
+  }
+  if (!put.ok()) return put.status().WithContext("sealing this writer's WAL");
+  ++next_wal_seq_;
+  std::lock_guard lock(parts_mu_);
+  newest_wal_part_ = key;
+  return Status::OK();
+}
+
 uint64_t BucketFileSystem::PendingWalBytes() {
   std::lock_guard lock(mu_);
   uint64_t total = 0;

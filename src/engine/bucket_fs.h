@@ -56,6 +56,10 @@ class BucketFileSystem : public rocksdb::FileSystemWrapper {
   // made when there is nothing to delete.
   Status CollectGarbage();
   bool HasGarbage() const;
+  // At a clean shutdown: ends this epoch's WAL sequence with a seal of its
+  // own, so that no data part has to stay behind to mark the end and the
+  // next opener reads nothing it does not need.
+  Status SealOwnWal();
 
   const char* Name() const override { return "PailBucketFileSystem"; }
 

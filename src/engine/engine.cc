@@ -203,9 +203,13 @@ class EngineImpl : public Engine {
     if (db_) {
       if (!fenced()) {
         result = Sync();
-        if (!fenced()) {
-          Status gc = fs_->CollectGarbage();
-          if (result.ok() && !gc.ok() && !gc.IsFenced()) result = gc;
+        // Flushing the memtables makes the WAL obsolete: the next open then
+        // replays nothing and downloads no WAL part.
+        if (result.ok()) {
+          std::vector<rocksdb::ColumnFamilyHandle*> all;
+          for (auto& [name, handle] : handles_) all.push_back(handle);
+          rocksdb::Status flushed = db_->Flush(rocksdb::FlushOptions(), all);
+          if (!flushed.ok()) spdlog::warn("flush at shutdown: {}", flushed.ToString());
         }
       }
       for (auto& [name, handle] : handles_) db_->DestroyColumnFamilyHandle(handle);
@@ -213,6 +217,11 @@ class EngineImpl : public Engine {
       rocksdb::Status s = db_->Close();
       if (result.ok() && !s.ok() && !fenced()) result = FromRocks(s);
       db_.reset();
+      if (result.ok() && !fenced()) {
+        Status sealed = fs_->SealOwnWal();
+        Status gc = sealed.ok() ? fs_->CollectGarbage() : sealed;
+        if (!gc.ok() && !gc.IsFenced()) result = gc;
+      }
     }
     return result;
   }
