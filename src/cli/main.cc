@@ -8,6 +8,7 @@
 #include <iostream>
 
 #include <CLI/CLI.hpp>
+#include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
 #include "server/config.h"
@@ -58,6 +59,8 @@ int main(int argc, char** argv) {
   change_password->add_option("-c,--config", config_path, "config file")->required();
 
   CLI11_PARSE(app, argc, argv);
+  // Logs go to stderr: stdout is for what a command prints (init -, fsck).
+  spdlog::set_default_logger(spdlog::stderr_color_mt("pailfs"));
   spdlog::set_level(verbose ? spdlog::level::debug : spdlog::level::info);
 
   if (*init) return Init(init_path);

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# The pailfs command line end to end: init, run until SIGTERM (exit 0 after a
+# final flush), persistence across runs with an empty cache, wrong password,
+# change-password, fsck, bad config.
+set -uo pipefail
+PAILFS=$1
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+passed=0 failed=0
+check() {  # check NAME CONDITION...
+  local name=$1; shift
+  if "$@"; then passed=$((passed + 1)); else failed=$((failed + 1)); echo "FAIL: $name"; fi
+}
+
+"$PAILFS" init - > "$WORK/starter.toml"
+check "init - prints a config" grep -q '^\[storage\]' "$WORK/starter.toml"
+"$PAILFS" init "$WORK/written.toml" >/dev/null
+check "init PATH writes it" test -s "$WORK/written.toml"
+"$PAILFS" init "$WORK/written.toml" >/dev/null 2>&1
+check "init refuses to overwrite" test $? -ne 0
+
+write_config() {  # write_config PASSWORD CACHE_DIR
+  cat > "$WORK/cfg.toml" <<EOT
+[storage]
+url = "file://$WORK/bucket"
+encryption_password = "\${PAIL_CLI_PW}"
+[cache]
+dir = "$2"
+[servers.nfs]
+addresses = ["127.0.0.1:0"]
+EOT
+  export PAIL_CLI_PW=$1
+}
+
+write_config first "$WORK/cache1"
+"$PAILFS" run -c "$WORK/cfg.toml" 2>"$WORK/run1.log" &
+pid=$!
+sleep 2
+check "server is running" kill -0 $pid
+kill -TERM $pid
+wait $pid
+check "SIGTERM exits 0" test $? -eq 0
+check "bucket has a key file" test -e "$WORK/bucket/pailfs.key.o"
+
+write_config wrong "$WORK/cache2"
+"$PAILFS" run -c "$WORK/cfg.toml" 2>"$WORK/wrong.log"
+code=$?
+check "wrong password exits non-zero" test $code -ne 0
+check "wrong password is named" grep -q "wrong encryption password" "$WORK/wrong.log"
+
+write_config first "$WORK/cache3"
+echo "second" | "$PAILFS" change-password -c "$WORK/cfg.toml" >/dev/null 2>&1
+check "change-password succeeds" test $? -eq 0
+"$PAILFS" fsck -c "$WORK/cfg.toml" >/dev/null 2>&1
+check "old password refused after change" test $? -ne 0
+write_config second "$WORK/cache4"
+"$PAILFS" fsck -c "$WORK/cfg.toml" > "$WORK/fsck.out" 2>&1
+check "fsck with the new password is clean" test $? -eq 0
+check "fsck says clean" grep -q "clean" "$WORK/fsck.out"
+
+unset PAIL_CLI_PW
+"$PAILFS" run -c "$WORK/cfg.toml" 2>"$WORK/unset.log"
+check "unset variable is refused" test $? -ne 0
+check "unset variable is named" grep -q "PAIL_CLI_PW" "$WORK/unset.log"
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
