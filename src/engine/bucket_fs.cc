@@ -1,6 +1,7 @@
 #include "engine/bucket_fs.h"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -79,7 +80,9 @@ BucketFileSystem::BucketFileSystem(const BucketFsOptions& options, std::string d
       cache_(std::make_unique<DiskCache>(options.store, options.cache_dir + "/objects",
                                          options.disk_cache_bytes)) {}
 
-BucketFileSystem::~BucketFileSystem() = default;
+BucketFileSystem::~BucketFileSystem() {
+  if (cache_lock_fd_ >= 0) ::close(cache_lock_fd_);  // releases the flock
+}
 
 Result<std::shared_ptr<BucketFileSystem>> BucketFileSystem::Open(const BucketFsOptions& options) {
   if (!options.store) return Status::InvalidArgument("engine needs an object store");
@@ -89,10 +92,21 @@ Result<std::shared_ptr<BucketFileSystem>> BucketFileSystem::Open(const BucketFsO
     return Status::IOError("cannot create cache dir " + options.cache_dir + ": " + ec.message() +
                            "; set [cache] dir to a writable directory");
   }
+  // The cache dir is wiped below: make sure no other process is using it.
+  const std::string lock_path = options.cache_dir + "/.lock";
+  int lock_fd = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (lock_fd < 0) return Status::IOError("cannot open " + lock_path + ": " + std::strerror(errno));
+  if (::flock(lock_fd, LOCK_EX | LOCK_NB) != 0) {
+    ::close(lock_fd);
+    return Status::InvalidArgument("cache dir " + options.cache_dir +
+                                   " is in use by another pailfs process; give each server its own "
+                                   "[cache] dir");
+  }
   std::filesystem::remove_all(options.cache_dir + "/pinned", ec);
   std::filesystem::create_directories(options.cache_dir + "/pinned", ec);
   std::shared_ptr<BucketFileSystem> fs(
       new BucketFileSystem(options, options.cache_dir + "/db"));
+  fs->cache_lock_fd_ = lock_fd;
   PAIL_RETURN_IF_ERROR(fs->Recover());
   return fs;
 }

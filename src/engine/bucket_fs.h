@@ -138,6 +138,7 @@ class BucketFileSystem : public rocksdb::FileSystemWrapper {
   std::string cache_dir_;
   std::string db_path_;
   std::unique_ptr<DiskCache> cache_;
+  int cache_lock_fd_ = -1;  // flock held while this process uses cache_dir
   uint64_t epoch_ = 0;
   std::atomic<bool> fenced_{false};
 

@@ -225,3 +225,20 @@ TEST(BucketLayout, KeysRoundTrip) {
 
 }  // namespace
 }  // namespace pail::engine
+
+namespace pail::engine {
+namespace {
+
+TEST(Engine, ACacheDirServesOneProcessAtATime) {
+  pail::testing::TempDir dir;
+  auto store = std::make_shared<MemoryStore>();
+  auto first = Engine::Open(pail::testing::TestEngineOptions(store, dir.Sub("cache")));
+  ASSERT_TRUE(first.ok());
+  auto second = Engine::Open(pail::testing::TestEngineOptions(store, dir.Sub("cache")));
+  ASSERT_FALSE(second.ok());
+  EXPECT_NE(second.status().message().find("in use by another pailfs process"), std::string::npos);
+  ASSERT_TRUE((*first)->Close().ok());
+}
+
+}  // namespace
+}  // namespace pail::engine
