@@ -149,7 +149,8 @@ TEST_P(Durability, SecondWriterFencesTheFirst) {
   EXPECT_EQ(GetOr(**third, "meta", "after-fence"), "<missing>");
 }
 
-INSTANTIATE_TEST_SUITE_P(Stores, Durability, ::testing::Values("file", "s3", "azure"));
+INSTANTIATE_TEST_SUITE_P(Stores, Durability, ::testing::Values("file", "s3", "azure"),
+                         [](const auto& info) { return info.param; });
 
 // Faults on every operation kind: no corruption, and the engine works again
 // once the store heals, without a restart.

@@ -81,7 +81,8 @@ TEST_P(EngineRoundTrip, SyncMakesWritesDurableWithoutClose) {
   EXPECT_EQ(Get(**second, "meta", "a"), "1");
 }
 
-INSTANTIATE_TEST_SUITE_P(Stores, EngineRoundTrip, ::testing::Values("memory", "file"));
+INSTANTIATE_TEST_SUITE_P(Stores, EngineRoundTrip, ::testing::Values("memory", "file"),
+                         [](const auto& info) { return info.param; });
 
 TEST(Engine, IdleEngineMakesNoRequests) {
   TempDir dir;
