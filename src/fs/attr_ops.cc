@@ -1,0 +1,203 @@
+// Attributes: getattr, setattr (chmod, chown, truncate, utimes), access, statfs.
+#include <fcntl.h>
+
+#include <algorithm>
+
+#include "fs/filesystem_impl.h"
+#include "fs/permissions.h"
+
+namespace pail::fs {
+
+namespace {
+// Truncating away more chunks than this uses one range deletion instead of
+// a delete per chunk.
+constexpr uint64_t kPointDeleteChunkLimit = 16;
+
+bool SameTime(const struct timespec& a, const struct timespec& b) {
+  return a.tv_sec == b.tv_sec && a.tv_nsec == b.tv_nsec;
+}
+}  // namespace
+
+FsResult<Attr> FileSystemImpl::GetAttrLocking(Ino ino) {
+  InodeLocks lock(locks_, {ino});
+  FsResult<InodeRecord> r = LoadInode(ino);
+  if (!r.ok()) return r.status();
+  return ToAttr(ino, *r);
+}
+
+FsResult<Attr> FileSystemImpl::GetAttr(const Credentials& cred, Ino ino) {
+  return GetAttrLocking(ino);
+}
+
+FsStatus FileSystemImpl::Access(const Credentials& cred, Ino ino, int mask) {
+  InodeLocks lock(locks_, {ino});
+  FsResult<InodeRecord> r = LoadInode(ino);
+  if (!r.ok()) return r.status();
+  if (mask == F_OK) return {};
+  if (!MayAccess(cred, *r, mask)) return FsError{EACCES};
+  return {};
+}
+
+FsStatus FileSystemImpl::TruncateLocked(const Credentials& cred, Ino ino, InodeRecord& r,
+                                        uint64_t size, Txn& txn) {
+  // Work on the engine's state only: unflushed data goes in first.
+  FsStatus flushed = FlushFile(ino);
+  if (!flushed.ok()) return flushed;
+  FsResult<InodeRecord> stored = LoadStoredInode(ino);
+  if (!stored.ok()) return stored.status();
+  r = *stored;
+  if (size < r.size) {
+    uint64_t keep = ChunkCount(size);
+    uint64_t old_count = ChunkCount(r.size);
+    int64_t freed = 0;
+    if (size == 0) {
+      freed = static_cast<int64_t>(r.used);
+    } else {
+      rocksdb::ReadOptions ro;
+      std::string upper = ChunkKey(ino, old_count);
+      rocksdb::Slice upper_slice(upper);
+      ro.iterate_upper_bound = &upper_slice;
+      std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, data_));
+      for (it->Seek(ChunkKey(ino, keep)); it->Valid(); it->Next()) {
+        freed += static_cast<int64_t>(it->value().size());
+      }
+      if (!it->status().ok()) return EngineError(it->status());
+      // The chunk holding the new end keeps its head; its tail must read as
+      // zeros if the file grows again.
+      uint64_t in_chunk = size % kChunkSize;
+      if (in_chunk != 0) {
+        uint64_t index = size / kChunkSize;
+        std::string chunk;
+        rocksdb::Status rs = db_->Get(rocksdb::ReadOptions(), data_, ChunkKey(ino, index), &chunk);
+        if (!rs.ok() && !rs.IsNotFound()) return EngineError(rs);
+        if (rs.ok() && chunk.size() > in_chunk) {
+          size_t len = in_chunk;
+          while (len > 0 && chunk[len - 1] == 0) --len;
+          freed += static_cast<int64_t>(chunk.size() - len);
+          if (len == 0) {
+            txn.batch.Delete(data_, ChunkKey(ino, index));
+            chunk_deletes_++;
+          } else {
+            txn.batch.Put(data_, ChunkKey(ino, index), rocksdb::Slice(chunk.data(), len));
+            chunk_puts_++;
+          }
+        }
+      }
+    }
+    if (old_count > keep) {
+      if (old_count - keep > kPointDeleteChunkLimit) {
+        txn.batch.DeleteRange(data_, ChunkKey(ino, keep), ChunkKey(ino, old_count));
+      } else {
+        for (uint64_t i = keep; i < old_count; ++i) txn.batch.Delete(data_, ChunkKey(ino, i));
+      }
+    }
+    r.used -= static_cast<uint64_t>(std::min<int64_t>(freed, static_cast<int64_t>(r.used)));
+    txn.used_bytes_delta -= freed;
+  }
+  r.size = size;
+  return {};
+}
+
+FsResult<Attr> FileSystemImpl::SetAttr(const Credentials& cred, Ino ino,
+                                       const SetAttrRequest& req) {
+  bool handle_writable = false;
+  if (req.handle != 0) {
+    std::lock_guard<std::mutex> g(handles_mu_);
+    auto it = handles_.find(req.handle);
+    if (it == handles_.end() || it->second.ino != ino) return FsError{EBADF};
+    handle_writable = (it->second.flags & O_ACCMODE) != O_RDONLY;
+  }
+  InodeLocks lock(locks_, {ino});
+  FsResult<InodeRecord> loaded = LoadInode(ino);
+  if (!loaded.ok()) return loaded.status();
+  InodeRecord r = *loaded;
+  if (req.guard_ctime && !SameTime(*req.guard_ctime, r.ctime)) return FsError{kErrNotSync};
+  bool owner = IsOwnerOrRoot(cred, r);
+
+  // Every check before any change, so a refused request changes nothing.
+  if (req.uid || req.gid) {
+    if (!cred.is_root()) {
+      if (cred.uid != r.uid) return FsError{EPERM};
+      if (req.uid && *req.uid != r.uid) return FsError{EPERM};
+      if (req.gid && *req.gid != r.gid && !cred.InGroup(*req.gid)) return FsError{EPERM};
+    }
+  }
+  if (req.mode && !owner) return FsError{EPERM};
+  if (req.size) {
+    if (r.is_dir()) return FsError{EISDIR};
+    if (!r.is_reg()) return FsError{EINVAL};
+    if (*req.size > kMaxFileSize) return FsError{EFBIG};
+    if (!handle_writable && !MayAccess(cred, r, kMayWrite)) return FsError{EACCES};
+  }
+  for (const TimeChange* t : {&req.atime, &req.mtime}) {
+    if (t->kind == TimeChange::Kind::kValue && !owner) return FsError{EPERM};
+    if (t->kind == TimeChange::Kind::kNow && !owner && !MayAccess(cred, r, kMayWrite)) {
+      return FsError{EACCES};
+    }
+  }
+  for (const TimeChange* t : {&req.atime, &req.mtime}) {
+    if (t->kind == TimeChange::Kind::kValue &&
+        (t->value.tv_nsec < 0 || t->value.tv_nsec >= 1000000000)) {
+      return FsError{EINVAL};
+    }
+  }
+
+  bool changed = false;
+  struct timespec now = NowTimespec();
+  Txn txn;
+  if (req.size) {
+    FsStatus s = TruncateLocked(cred, ino, r, *req.size, txn);
+    if (!s.ok()) return s;
+    r.mtime = now;
+    if (!cred.is_root()) r.mode &= ~PrivilegeBitsToClear(r);
+    changed = true;
+  }
+  if (req.mode) {
+    uint32_t mode = (r.mode & S_IFMT) | (*req.mode & 07777);
+    uint32_t new_gid = req.gid ? *req.gid : r.gid;
+    // Only members of the file's group may hand out its group's privileges.
+    if (!cred.is_root() && !cred.InGroup(new_gid)) mode &= ~S_ISGID;
+    r.mode = mode;
+    changed = true;
+  }
+  if (req.uid || req.gid) {
+    if (req.uid) r.uid = *req.uid;
+    if (req.gid) r.gid = *req.gid;
+    // A new owner must not inherit set-id privileges (Linux clears them
+    // even when root changes the owner).
+    if (!r.is_dir()) r.mode &= ~PrivilegeBitsToClear(r);
+    changed = true;
+  }
+  if (req.atime.kind != TimeChange::Kind::kOmit) {
+    r.atime = req.atime.kind == TimeChange::Kind::kNow ? now : req.atime.value;
+    changed = true;
+  }
+  if (req.mtime.kind != TimeChange::Kind::kOmit) {
+    r.mtime = req.mtime.kind == TimeChange::Kind::kNow ? now : req.mtime.value;
+    changed = true;
+  }
+  if (!changed) return ToAttr(ino, r);
+  r.ctime = now;
+  PutInode(txn, ino, r);
+  FsStatus c = Commit(txn);
+  if (!c.ok()) return c;
+  return ToAttr(ino, r);
+}
+
+FsResult<StatFsResult> FileSystemImpl::StatFs(const Credentials& cred, Ino ino) {
+  StatFsResult s;
+  uint64_t used = static_cast<uint64_t>(std::max<int64_t>(0, stored_used_.load() + dirty_used_.load()));
+  uint64_t capacity = options_.max_size_bytes != 0 ? options_.max_size_bytes : kMaxFileSize;
+  s.total_blocks = capacity / kBlockSize;
+  uint64_t used_blocks = (used + kBlockSize - 1) / kBlockSize;
+  s.free_blocks = s.total_blocks > used_blocks ? s.total_blocks - used_blocks : 0;
+  s.avail_blocks = s.free_blocks;
+  // Inode numbers are 64-bit; report a large round number like ext4 does.
+  s.total_files = 1ull << 48;
+  uint64_t inodes = static_cast<uint64_t>(std::max<int64_t>(0, stored_inodes_.load()));
+  s.free_files = s.total_files - std::min(inodes, s.total_files);
+  s.avail_files = s.free_files;
+  return s;
+}
+
+}  // namespace pail::fs

@@ -1,0 +1,329 @@
+// File data: open handles, read, write and fsync.
+#include <fcntl.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "fs/filesystem_impl.h"
+#include "fs/permissions.h"
+
+namespace pail::fs {
+
+namespace {
+constexpr int64_t kRelatimeWindowSeconds = 24 * 3600;
+// Writes are applied in pieces of at most this many bytes, and one read
+// returns at most kMaxReadBytes (a short read), so no request can make the
+// layer allocate without bound.
+constexpr size_t kWritePieceBytes = 4u << 20;
+constexpr uint32_t kMaxReadBytes = 128u << 20;
+
+// relatime: update atime only when it is not newer than mtime/ctime, or a
+// day old, so reads of a file rarely write.
+bool AtimeNeedsUpdate(const InodeRecord& r, const struct timespec& now) {
+  auto before_or_equal = [](const struct timespec& a, const struct timespec& b) {
+    return a.tv_sec < b.tv_sec || (a.tv_sec == b.tv_sec && a.tv_nsec <= b.tv_nsec);
+  };
+  return before_or_equal(r.atime, r.mtime) || before_or_equal(r.atime, r.ctime) ||
+         now.tv_sec - r.atime.tv_sec >= kRelatimeWindowSeconds;
+}
+
+int AccessMaskForFlags(int flags) {
+  switch (flags & O_ACCMODE) {
+    case O_RDONLY: return kMayRead;
+    case O_WRONLY: return kMayWrite;
+    case O_RDWR: return kMayRead | kMayWrite;
+    default: return -1;
+  }
+}
+}  // namespace
+
+FsResult<uint64_t> FileSystemImpl::Open(const Credentials& cred, Ino ino, int flags) {
+  InodeLocks lock(locks_, {ino});
+  FsResult<InodeRecord> r = LoadInode(ino);
+  if (!r.ok()) return r.status();
+  int mask = AccessMaskForFlags(flags);
+  if (mask < 0) return FsError{EINVAL};
+  if (S_ISLNK(r->mode)) return FsError{ELOOP};
+  if (r->is_dir() && ((mask & kMayWrite) || (flags & O_TRUNC))) return FsError{EISDIR};
+  if (flags & O_TRUNC) mask |= kMayWrite;
+  if (!MayAccess(cred, *r, mask)) return FsError{EACCES};
+  if ((flags & O_TRUNC) && r->is_reg()) {
+    Txn txn;
+    InodeRecord rec = *r;
+    FsStatus t = TruncateLocked(cred, ino, rec, 0, txn);
+    if (!t.ok()) return t;
+    rec.mtime = rec.ctime = NowTimespec();
+    if (!cred.is_root()) rec.mode &= ~PrivilegeBitsToClear(rec);
+    PutInode(txn, ino, rec);
+    FsStatus c = Commit(txn);
+    if (!c.ok()) return c;
+  }
+  std::lock_guard<std::mutex> g(handles_mu_);
+  uint64_t handle = next_handle_++;
+  handles_[handle] = OpenHandle{ino, flags};
+  open_counts_[ino]++;
+  return handle;
+}
+
+FsStatus FileSystemImpl::Release(uint64_t handle) {
+  Ino ino;
+  {
+    std::lock_guard<std::mutex> g(handles_mu_);
+    auto it = handles_.find(handle);
+    if (it == handles_.end()) return FsError{EBADF};
+    ino = it->second.ino;
+  }
+  InodeLocks lock(locks_, {ino});
+  {
+    std::lock_guard<std::mutex> g(handles_mu_);
+    if (handles_.erase(handle) == 0) return FsError{EBADF};  // a racing Release won
+    auto it = open_counts_.find(ino);
+    if (it != open_counts_.end() && --it->second == 0) open_counts_.erase(it);
+  }
+  if (OpenCount(ino) > 0) return {};
+  FsResult<InodeRecord> r = LoadInode(ino);
+  if (!r.ok()) return r.error() == ESTALE ? FsStatus() : r.status();
+  if (r->nlink > 0) return {};
+  // Last close of an unlinked file: now it really goes.
+  Txn txn;
+  DeleteInode(txn, ino, *r, /*has_orphan_mark=*/true);
+  return Commit(txn);
+}
+
+FsResult<ReadResult> FileSystemImpl::ReadLocked(Ino ino, const InodeRecord& r, uint64_t offset,
+                                                uint32_t length) {
+  ReadResult result;
+  if (offset >= r.size || length == 0) {
+    result.eof = offset >= r.size;
+    return result;
+  }
+  uint64_t n = std::min<uint64_t>(length, r.size - offset);
+  uint64_t end = offset + n;
+  result.data.assign(n, '\0');
+  DirtyFile* f = FindDirty(ino);
+  uint64_t first = offset / kChunkSize;
+  uint64_t last = (end - 1) / kChunkSize;
+  // One MultiGet for every chunk the buffer does not have.
+  std::vector<uint64_t> wanted;
+  for (uint64_t index = first; index <= last; ++index) {
+    bool buffered = f != nullptr && f->chunks.count(index) != 0;
+    bool may_be_stored = f == nullptr || index < f->stored_chunk_limit;
+    if (!buffered && may_be_stored) wanted.push_back(index);
+  }
+  std::vector<std::string> keys;
+  std::vector<rocksdb::Slice> key_slices;
+  keys.reserve(wanted.size());
+  for (uint64_t index : wanted) keys.push_back(ChunkKey(ino, index));
+  for (const std::string& k : keys) key_slices.emplace_back(k);
+  std::vector<rocksdb::PinnableSlice> values(wanted.size());
+  std::vector<rocksdb::Status> statuses(wanted.size());
+  if (!wanted.empty()) {
+    db_->MultiGet(rocksdb::ReadOptions(), data_, wanted.size(), key_slices.data(), values.data(),
+                  statuses.data(), /*sorted_input=*/true);
+  }
+  size_t next_wanted = 0;
+  for (uint64_t index = first; index <= last; ++index) {
+    uint64_t chunk_start = index * kChunkSize;
+    uint64_t from = std::max(offset, chunk_start);
+    uint64_t to = std::min(end, chunk_start + kChunkSize);
+    std::string_view source;
+    if (next_wanted < wanted.size() && wanted[next_wanted] == index) {
+      const rocksdb::Status& st = statuses[next_wanted];
+      if (st.ok()) {
+        source = std::string_view(values[next_wanted].data(), values[next_wanted].size());
+      } else if (!st.IsNotFound()) {
+        return EngineError(st);
+      }
+      next_wanted++;
+    } else if (f != nullptr) {
+      auto it = f->chunks.find(index);
+      if (it != f->chunks.end()) source = it->second.data;
+    }
+    uint64_t in_chunk = from - chunk_start;
+    if (source.size() > in_chunk) {
+      uint64_t have = std::min<uint64_t>(to - from, source.size() - in_chunk);
+      std::memcpy(result.data.data() + (from - offset), source.data() + in_chunk, have);
+    }
+  }
+  result.eof = end >= r.size;
+  return result;
+}
+
+FsResult<ReadResult> FileSystemImpl::Read(const Credentials& cred, Ino ino, uint64_t offset,
+                                          uint32_t length, uint64_t handle) {
+  if (handle != 0) {
+    std::lock_guard<std::mutex> g(handles_mu_);
+    auto it = handles_.find(handle);
+    if (it == handles_.end() || it->second.ino != ino) return FsError{EBADF};
+    if ((it->second.flags & O_ACCMODE) == O_WRONLY) return FsError{EBADF};
+  }
+  InodeLocks lock(locks_, {ino});
+  FsResult<InodeRecord> r = LoadInode(ino);
+  if (!r.ok()) return r.status();
+  if (r->is_dir()) return FsError{EISDIR};
+  if (!r->is_reg()) return FsError{EINVAL};
+  if (handle == 0 && cred.uid != r->uid && !MayAccess(cred, *r, kMayRead)) {
+    return FsError{EACCES};
+  }
+  FsResult<ReadResult> result = ReadLocked(ino, *r, offset, std::min(length, kMaxReadBytes));
+  if (!result.ok()) return result;
+  struct timespec now = NowTimespec();
+  if (AtimeNeedsUpdate(*r, now)) {
+    if (DirtyFile* f = FindDirty(ino)) {
+      f->inode.atime = now;
+    } else {
+      Txn txn;
+      InodeRecord rec = *r;
+      rec.atime = now;
+      PutInode(txn, ino, rec);
+      // A failed atime update must not fail the read.
+      (void)Commit(txn);
+    }
+  }
+  return result;
+}
+
+FsResult<WriteResult> FileSystemImpl::Write(const Credentials& cred, Ino ino, uint64_t offset,
+                                            std::string_view data, uint64_t handle) {
+  bool append = false;
+  if (handle != 0) {
+    std::lock_guard<std::mutex> g(handles_mu_);
+    auto it = handles_.find(handle);
+    if (it == handles_.end() || it->second.ino != ino) return FsError{EBADF};
+    if ((it->second.flags & O_ACCMODE) == O_RDONLY) return FsError{EBADF};
+    append = (it->second.flags & O_APPEND) != 0;
+  }
+  if (!append && (offset > kMaxFileSize || data.size() > kMaxFileSize - offset)) {
+    return FsError{EFBIG};
+  }
+  // Big writes go in pieces so one request cannot hold more than a piece
+  // of unflushed data beyond the buffer's bound.
+  WriteResult total;
+  size_t done = 0;
+  do {
+    size_t n = std::min(kWritePieceBytes, data.size() - done);
+    FsResult<WriteResult> piece =
+        WritePiece(cred, ino, append ? 0 : offset + done, data.substr(done, n), append, handle != 0);
+    if (!piece.ok()) {
+      if (done > 0) return total;  // a short write, as POSIX allows
+      return piece;
+    }
+    total.written += piece->written;
+    total.attr = piece->attr;
+    done += n;
+  } while (done < data.size());
+  return total;
+}
+
+FsResult<WriteResult> FileSystemImpl::WritePiece(const Credentials& cred, Ino ino, uint64_t offset,
+                                                 std::string_view data, bool append,
+                                                 bool has_handle) {
+  // A fenced engine takes no more writes; buffering them would only grow
+  // memory that can never be flushed.
+  if (engine_.fenced()) return FsError{EROFS};
+  WriteResult result;
+  bool over_memory = false;
+  {
+    InodeLocks lock(locks_, {ino});
+    FsResult<InodeRecord> r = LoadInode(ino);
+    if (!r.ok()) return r.status();
+    if (r->is_dir()) return FsError{EISDIR};
+    if (!r->is_reg()) return FsError{EINVAL};
+    if (!has_handle && cred.uid != r->uid && !MayAccess(cred, *r, kMayWrite)) {
+      return FsError{EACCES};
+    }
+    if (append) offset = r->size;
+    if (offset > kMaxFileSize || data.size() > kMaxFileSize - offset) return FsError{EFBIG};
+    if (data.empty()) {
+      result.attr = ToAttr(ino, *r);
+      return result;
+    }
+    DirtyFile* existing = FindDirty(ino);
+    DirtyFile& f = existing != nullptr ? *existing : GetOrCreateDirty(ino, *r);
+    uint64_t end = offset + data.size();
+    uint64_t first = offset / kChunkSize;
+    uint64_t last = (end - 1) / kChunkSize;
+    // Load every touched chunk first, so the space check sees exact growth
+    // and a failure leaves the file unchanged.
+    std::vector<DirtyChunk*> chunks;
+    std::vector<uint64_t> copy_ends;  // per chunk: end of the bytes to copy
+    chunks.reserve(last - first + 1);
+    copy_ends.reserve(last - first + 1);
+    int64_t growth = 0;
+    for (uint64_t index = first; index <= last; ++index) {
+      FsResult<DirtyChunk*> c = EnsureChunk(ino, f, index);
+      if (!c.ok()) return c.status();
+      chunks.push_back(*c);
+      uint64_t chunk_start = index * kChunkSize;
+      uint64_t from = std::max(offset, chunk_start);
+      uint64_t to = std::min(end, chunk_start + kChunkSize);
+      // Past the chunk's current bytes everything already reads as zero:
+      // trailing zeros of the write need neither memory nor space.
+      uint64_t have_end = chunk_start + (*c)->data.size();
+      uint64_t copy_end = std::min(to, have_end);
+      for (uint64_t pos = to; pos > std::max(from, have_end); --pos) {
+        if (data[pos - 1 - offset] != '\0') {
+          copy_end = pos;
+          break;
+        }
+      }
+      copy_end = std::max(copy_end, from);
+      copy_ends.push_back(copy_end);
+      if (copy_end > have_end) growth += static_cast<int64_t>(copy_end - have_end);
+    }
+    if (options_.max_size_bytes != 0 &&
+        stored_used_.load() + dirty_used_.load() + growth >
+            static_cast<int64_t>(std::min<uint64_t>(options_.max_size_bytes, INT64_MAX))) {
+      return FsError{ENOSPC};
+    }
+    for (uint64_t index = first; index <= last; ++index) {
+      DirtyChunk& c = *chunks[index - first];
+      uint64_t chunk_start = index * kChunkSize;
+      uint64_t from = std::max(offset, chunk_start);
+      uint64_t to = copy_ends[index - first];
+      if (to <= from) continue;
+      uint64_t need = to - chunk_start;
+      if (need > c.data.size()) {
+        AddMemory(f, static_cast<int64_t>(need - c.data.size()));
+        c.data.resize(need, '\0');
+      }
+      std::memcpy(c.data.data() + (from - chunk_start), data.data() + (from - offset), to - from);
+    }
+    f.inode.used += static_cast<uint64_t>(growth);
+    dirty_used_ += growth;
+    f.inode.size = std::max(f.inode.size, end);
+    f.inode.mtime = f.inode.ctime = NowTimespec();
+    if (!cred.is_root()) f.inode.mode &= ~PrivilegeBitsToClear(f.inode);
+    result.written = static_cast<uint32_t>(data.size());
+    result.attr = ToAttr(ino, f.inode);
+    over_memory = dirty_memory_.load() > static_cast<int64_t>(options_.write_back_bytes);
+    if (f.memory >= options_.write_back_file_bytes || over_memory) {
+      FsStatus s = FlushFile(ino);
+      if (!s.ok()) return s;
+    }
+  }
+  if (dirty_memory_.load() > static_cast<int64_t>(options_.write_back_bytes)) {
+    // Other files hold the memory: let the flusher write them and wait, so
+    // the buffer stays bounded.
+    {
+      std::lock_guard<std::mutex> g(maint_mu_);
+      flush_requested_ = true;
+    }
+    maint_cv_.notify_one();
+    std::unique_lock<std::mutex> g(dirty_mu_);
+    memory_cv_.wait_for(g, std::chrono::seconds(5), [&] {
+      return dirty_memory_.load() <= static_cast<int64_t>(options_.write_back_bytes);
+    });
+  }
+  return result;
+}
+
+FsStatus FileSystemImpl::Fsync(const Credentials& cred, Ino ino) {
+  FsStatus s = FlushFileLocking(ino);
+  if (!s.ok()) return s;
+  Status synced = engine_.Sync();
+  if (!synced.ok()) return EngineError(synced);
+  return {};
+}
+
+}  // namespace pail::fs

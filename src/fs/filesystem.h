@@ -1,0 +1,335 @@
+// FileSystem: the protocol-free POSIX core of pailfs, addressed by inode
+// numbers. FUSE, NFSv3 and 9P translate their requests into these calls.
+//
+// Conventions shared by every call:
+//  - Errors are errno values (ENOENT, EACCES, ...), carried by FsStatus and
+//    FsResult<T> below; a protocol maps them to its own codes. An inode
+//    number that no longer exists gives ESTALE; a missing name gives ENOENT.
+//    A fenced engine (another process owns the bucket) gives EROFS; any other
+//    engine or decoding failure gives EIO.
+//  - Every call carries the caller's Credentials and checks POSIX permissions
+//    with them (owner/group/other, supplementary groups, root). Path
+//    resolution is the caller walking Lookup(), so search permission is
+//    checked on every step.
+//  - Every call that changes anything is one atomic engine batch. Writes to
+//    file data are acknowledged from a bounded write-back buffer and reach the
+//    engine within FsOptions::write_back_interval, on memory pressure, on
+//    Fsync()/SyncAll()/Close(), or together with the next metadata change of
+//    that file. Reads and GetAttr see unflushed writes.
+//  - Thread-safe: any number of threads may call at once.
+//  - Inode numbers are never reused within one filesystem, so generation is
+//    constant (kGeneration); an NFS handle (ino, generation) of a deleted file
+//    gives ESTALE.
+//  - Open()/Release() pairs keep an unlinked file readable and writable until
+//    the last Release(). Read()/Write() also work without a handle (NFS).
+#pragma once
+
+#include <sys/stat.h>
+#include <time.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "engine/engine.h"
+#include "util/status.h"
+
+namespace pail::fs {
+
+using Ino = uint64_t;
+
+inline constexpr Ino kRootIno = 1;
+inline constexpr uint64_t kGeneration = 1;
+// Reported as st_dev / NFS fsid; one filesystem per process.
+inline constexpr uint64_t kFsid = 0x7061696c;  // "pail"
+inline constexpr size_t kNameMax = 255;         // bytes, any except '/' and NUL
+inline constexpr size_t kSymlinkMax = 4095;     // target bytes
+inline constexpr uint64_t kMaxFileSize = (1ull << 63) - 1;
+inline constexpr uint32_t kMaxLinks = 65000;
+inline constexpr size_t kXattrNameMax = 255;
+inline constexpr size_t kXattrValueMax = 65536;
+inline constexpr uint32_t kBlockSize = 4096;    // st_blksize and statfs bsize
+
+// NFSv3 NOT_SYNC: SetAttr's guard ctime did not match. Not an errno;
+// protocols without that notion should report EINVAL.
+inline constexpr int kErrNotSync = 10002;
+
+struct Credentials {
+  uint32_t uid = 0;
+  uint32_t gid = 0;
+  std::vector<uint32_t> groups;  // supplementary groups
+
+  bool is_root() const { return uid == 0; }
+  bool InGroup(uint32_t g) const {
+    if (g == gid) return true;
+    for (uint32_t x : groups) if (x == g) return true;
+    return false;
+  }
+  static Credentials Root() { return Credentials{}; }
+};
+
+// An errno value, tagged so FsResult<int> stays unambiguous.
+struct FsError {
+  int code;
+};
+
+// Success or an errno.
+class [[nodiscard]] FsStatus {
+ public:
+  FsStatus() = default;
+  FsStatus(FsError e) : err_(e.code) {}  // NOLINT: implicit by design
+  static FsStatus OK() { return FsStatus(); }
+  bool ok() const { return err_ == 0; }
+  int error() const { return err_; }  // 0 when ok
+
+ private:
+  int err_ = 0;
+};
+
+// A value or an errno.
+template <typename T>
+class [[nodiscard]] FsResult {
+ public:
+  FsResult(T value) : value_(std::move(value)) {}            // NOLINT
+  FsResult(FsError e) : err_(e.code) {}                       // NOLINT
+  FsResult(FsStatus s) : err_(s.error()) {}                   // NOLINT: must be an error
+  bool ok() const { return err_ == 0; }
+  int error() const { return err_; }
+  FsStatus status() const { return ok() ? FsStatus() : FsStatus(FsError{err_}); }
+  T& value() & { return *value_; }
+  const T& value() const& { return *value_; }
+  T&& value() && { return std::move(*value_); }
+  T* operator->() { return &*value_; }
+  const T* operator->() const { return &*value_; }
+  T& operator*() & { return *value_; }
+  const T& operator*() const& { return *value_; }
+
+ private:
+  int err_ = 0;
+  std::optional<T> value_;
+};
+
+struct Attr {
+  Ino ino = 0;  // also the NFS fileid
+  uint64_t generation = kGeneration;
+  uint32_t mode = 0;  // S_IFMT type bits | permission bits (07777)
+  uint32_t nlink = 0;
+  uint32_t uid = 0;
+  uint32_t gid = 0;
+  // Regular file: bytes; directory: kBlockSize; symlink: target length.
+  uint64_t size = 0;
+  // Bytes of file data stored (holes and trailing zeros of a chunk cost
+  // nothing); st_blocks = (used + 511) / 512.
+  uint64_t used = 0;
+  uint64_t rdev = 0;  // makedev(major, minor) for devices
+  struct timespec atime {};
+  struct timespec mtime {};
+  struct timespec ctime {};
+  uint64_t fsid = kFsid;
+  uint32_t blksize = kBlockSize;
+
+  uint64_t blocks() const { return (used + 511) / 512; }
+  uint32_t type() const { return mode & S_IFMT; }
+  bool is_dir() const { return S_ISDIR(mode); }
+  bool is_reg() const { return S_ISREG(mode); }
+  bool is_symlink() const { return S_ISLNK(mode); }
+};
+
+// How SetAttr changes one timestamp.
+struct TimeChange {
+  enum class Kind { kOmit, kNow, kValue };
+  Kind kind = Kind::kOmit;
+  struct timespec value {};
+
+  static TimeChange Omit() { return {}; }
+  static TimeChange Now() { return {Kind::kNow, {}}; }
+  static TimeChange At(struct timespec t) { return {Kind::kValue, t}; }
+};
+
+struct SetAttrRequest {
+  std::optional<uint32_t> mode;  // permission bits only; type bits ignored
+  std::optional<uint32_t> uid;
+  std::optional<uint32_t> gid;
+  std::optional<uint64_t> size;
+  TimeChange atime;
+  TimeChange mtime;
+  // NFSv3 guard: fail with kErrNotSync unless ctime equals this.
+  std::optional<struct timespec> guard_ctime;
+  // A handle from Open() with write access: truncating through it needs no
+  // write permission now (ftruncate on an fd opened for writing).
+  uint64_t handle = 0;
+};
+
+struct CreateOptions {
+  // O_EXCL: fail with EEXIST when the name exists.
+  bool exclusive = false;
+  // O_TRUNC: when the name exists and is a regular file, truncate it.
+  bool truncate = false;
+  // When set, also open the file with these open(2) flags and return a
+  // handle. A newly created file is opened without checking its mode, as
+  // open(O_CREAT) does.
+  std::optional<int> open_flags;
+};
+
+struct CreateResult {
+  Attr attr;
+  bool created = false;  // false: the name existed (not exclusive)
+  uint64_t handle = 0;   // nonzero when open_flags was set
+};
+
+enum class RenameFlags {
+  kNone,       // replace the target if it exists (POSIX rename)
+  kNoReplace,  // EEXIST if the target exists (RENAME_NOREPLACE)
+  kExchange,   // swap source and target, both must exist (RENAME_EXCHANGE)
+};
+
+struct ReadResult {
+  // Shorter than asked at the end of the file, and capped at 128 MiB.
+  std::string data;
+  bool eof = false;  // the read reached the end of the file
+};
+
+struct WriteResult {
+  uint32_t written = 0;
+  Attr attr;  // after the write
+};
+
+struct DirEntry {
+  std::string name;
+  Ino ino = 0;
+  uint32_t type = 0;  // S_IFMT bits
+  // Pass this cookie to ReadDir to continue after this entry. Cookies stay
+  // valid while the directory changes: "." is 1, ".." is 2, other entries
+  // have per-directory increasing cookies from 3 in creation order.
+  uint64_t next_cookie = 0;
+  std::optional<Attr> attr;  // filled when asked for
+};
+
+struct ReadDirResult {
+  std::vector<DirEntry> entries;
+  bool eof = false;  // no entry after the last one returned
+};
+
+struct StatFsResult {
+  uint64_t block_size = kBlockSize;
+  uint64_t total_blocks = 0;
+  uint64_t free_blocks = 0;
+  uint64_t avail_blocks = 0;
+  uint64_t total_files = 0;
+  uint64_t free_files = 0;
+  uint64_t avail_files = 0;
+  uint32_t name_max = kNameMax;
+};
+
+// SetXattr flags, as in <sys/xattr.h>.
+inline constexpr int kXattrCreate = 1;   // XATTR_CREATE: EEXIST if present
+inline constexpr int kXattrReplace = 2;  // XATTR_REPLACE: ENODATA if absent
+
+struct FsOptions {
+  // Quota on stored file data; writes past it fail with ENOSPC. 0 means no
+  // quota (statfs then reports 8 EiB).
+  uint64_t max_size_bytes = 1ull << 40;
+  // Bound on unflushed file data held in memory, over all files.
+  size_t write_back_bytes = 64ull << 20;
+  // One file's unflushed data is written to the engine when it reaches this.
+  size_t write_back_file_bytes = 4ull << 20;
+  // Unflushed data is written to the engine at least this often.
+  std::chrono::milliseconds write_back_interval{1000};
+};
+
+// For tests and monitoring.
+struct FsCounters {
+  uint64_t engine_writes = 0;   // batches handed to Engine::Write
+  uint64_t chunk_puts = 0;      // data chunks written
+  uint64_t chunk_deletes = 0;   // chunks that became holes
+  uint64_t reclaimed_files = 0; // deleted files whose data was reclaimed
+  uint64_t write_back_bytes = 0;  // unflushed bytes right now
+  uint64_t used_bytes = 0;        // stored data bytes, flushed and not
+  uint64_t used_inodes = 0;
+};
+
+class FileSystem {
+ public:
+  // Creates the column families' content on first use (root inode 1, mode
+  // 0755, root:root) and reclaims files left unlinked-while-open by a crash.
+  // The engine must have been opened with ColumnFamilies().
+  static Result<std::unique_ptr<FileSystem>> Open(engine::Engine& engine, FsOptions options);
+  // The column families this layer needs, for EngineOptions.
+  static std::vector<engine::ColumnFamilySpec> ColumnFamilies();
+
+  virtual ~FileSystem() = default;
+
+  // Flushes the write-back buffer, waits for the engine to be durable and
+  // stops background work. Idempotent; the engine stays open.
+  virtual Status Close() = 0;
+  // Flushes every write-back buffer, then Engine::Sync().
+  virtual Status SyncAll() = 0;
+
+  // "." and ".." are accepted; ".." of the root is the root.
+  virtual FsResult<Attr> Lookup(const Credentials& cred, Ino parent, std::string_view name) = 0;
+  virtual FsResult<Attr> GetAttr(const Credentials& cred, Ino ino) = 0;
+  virtual FsResult<Attr> SetAttr(const Credentials& cred, Ino ino, const SetAttrRequest& req) = 0;
+  // R_OK | W_OK | X_OK (F_OK = 0 only checks existence).
+  virtual FsStatus Access(const Credentials& cred, Ino ino, int mask) = 0;
+
+  // mode: permission bits with the umask already applied.
+  virtual FsResult<CreateResult> Create(const Credentials& cred, Ino parent, std::string_view name,
+                                        uint32_t mode, const CreateOptions& options) = 0;
+  virtual FsResult<Attr> Mkdir(const Credentials& cred, Ino parent, std::string_view name,
+                               uint32_t mode) = 0;
+  // mode includes the type: S_IFIFO, S_IFSOCK, S_IFCHR, S_IFBLK or S_IFREG.
+  virtual FsResult<Attr> Mknod(const Credentials& cred, Ino parent, std::string_view name,
+                               uint32_t mode, uint64_t rdev) = 0;
+  virtual FsResult<Attr> Symlink(const Credentials& cred, Ino parent, std::string_view name,
+                                 std::string_view target) = 0;
+  virtual FsResult<std::string> Readlink(const Credentials& cred, Ino ino) = 0;
+  virtual FsResult<Attr> Link(const Credentials& cred, Ino ino, Ino new_parent,
+                              std::string_view new_name) = 0;
+  virtual FsStatus Unlink(const Credentials& cred, Ino parent, std::string_view name) = 0;
+  virtual FsStatus Rmdir(const Credentials& cred, Ino parent, std::string_view name) = 0;
+  virtual FsStatus Rename(const Credentials& cred, Ino parent, std::string_view name,
+                          Ino new_parent, std::string_view new_name,
+                          RenameFlags flags = RenameFlags::kNone) = 0;
+
+  // flags: open(2) flags; O_ACCMODE, O_TRUNC and O_APPEND matter. Returns a
+  // nonzero handle for Read/Write/SetAttr/Release.
+  // Directories open read-only (opendir); their handles are released the
+  // same way.
+  virtual FsResult<uint64_t> Open(const Credentials& cred, Ino ino, int flags) = 0;
+  virtual FsStatus Release(uint64_t handle) = 0;
+  // handle 0: stateless access checked against cred; the file's owner always
+  // passes (the client checked at open, like knfsd's owner override).
+  virtual FsResult<ReadResult> Read(const Credentials& cred, Ino ino, uint64_t offset,
+                                    uint32_t length, uint64_t handle = 0) = 0;
+  // A handle opened with O_APPEND writes at the end of the file.
+  virtual FsResult<WriteResult> Write(const Credentials& cred, Ino ino, uint64_t offset,
+                                      std::string_view data, uint64_t handle = 0) = 0;
+  // Makes the file's data and metadata durable (write-back flush + engine
+  // Sync). Works on any inode, directories included.
+  virtual FsStatus Fsync(const Credentials& cred, Ino ino) = 0;
+
+  // cookie 0 starts at the beginning; max_entries 0 means no limit.
+  virtual FsResult<ReadDirResult> ReadDir(const Credentials& cred, Ino dir, uint64_t cookie,
+                                          size_t max_entries, bool with_attrs) = 0;
+  virtual FsResult<StatFsResult> StatFs(const Credentials& cred, Ino ino) = 0;
+
+  // Names carry their namespace: "user.", "trusted." or "security.". The
+  // caller handles size probing (size 0) and ERANGE for small buffers.
+  virtual FsResult<std::string> GetXattr(const Credentials& cred, Ino ino,
+                                         std::string_view name) = 0;
+  virtual FsStatus SetXattr(const Credentials& cred, Ino ino, std::string_view name,
+                            std::string_view value, int flags) = 0;
+  // Names the caller may see (trusted.* only for root).
+  virtual FsResult<std::vector<std::string>> ListXattr(const Credentials& cred, Ino ino) = 0;
+  virtual FsStatus RemoveXattr(const Credentials& cred, Ino ino, std::string_view name) = 0;
+
+  virtual FsCounters counters() const = 0;
+};
+
+}  // namespace pail::fs

@@ -1,0 +1,314 @@
+#include "fs/filesystem_impl.h"
+
+#include <spdlog/spdlog.h>
+
+#include "fs/permissions.h"
+
+namespace pail::fs {
+
+namespace {
+// Inode numbers are reserved in blocks so a create does not rewrite the
+// counter; a crash wastes at most one block of numbers.
+constexpr uint64_t kInodeReservationBlock = 1024;
+constexpr size_t kMaxQueuedReclaims = 1 << 16;
+}  // namespace
+
+FsError EngineError(const Status& s) {
+  if (s.IsFenced()) return FsError{EROFS};
+  spdlog::error("fs: engine failure: {}", s.ToString());
+  return FsError{EIO};
+}
+
+FsError EngineError(const rocksdb::Status& s) {
+  spdlog::error("fs: rocksdb failure: {}", s.ToString());
+  return FsError{EIO};
+}
+
+std::vector<engine::ColumnFamilySpec> FileSystem::ColumnFamilies() {
+  return {{kMetaColumnFamily, false}, {kDataColumnFamily, true}};
+}
+
+Result<std::unique_ptr<FileSystem>> FileSystem::Open(engine::Engine& engine, FsOptions options) {
+  auto fs = std::make_unique<FileSystemImpl>(engine, options);
+  PAIL_RETURN_IF_ERROR(fs->Init());
+  return std::unique_ptr<FileSystem>(std::move(fs));
+}
+
+FileSystemImpl::FileSystemImpl(engine::Engine& engine, FsOptions options)
+    : engine_(engine), options_(options) {}
+
+FileSystemImpl::~FileSystemImpl() {
+  Status s = Close();
+  if (!s.ok()) spdlog::error("fs: close at destruction failed: {}", s.ToString());
+}
+
+Status FileSystemImpl::Init() {
+  db_ = engine_.db();
+  meta_ = engine_.column_family(kMetaColumnFamily);
+  data_ = engine_.column_family(kDataColumnFamily);
+  if (db_ == nullptr || meta_ == nullptr || data_ == nullptr) {
+    return Status::InvalidArgument(
+        "engine opened without the filesystem's column families (FileSystem::ColumnFamilies)");
+  }
+  std::string value;
+  rocksdb::Status rs = db_->Get(rocksdb::ReadOptions(), meta_, SystemKey(kSystemFormat), &value);
+  if (rs.IsNotFound()) {
+    // A new filesystem: the root directory, the format stamp, the first
+    // block of inode numbers and the stats, in one batch.
+    InodeRecord root;
+    root.mode = S_IFDIR | 0755;
+    root.nlink = 2;
+    root.parent = kRootIno;
+    root.next_cookie = kFirstEntryCookie;
+    root.atime = root.mtime = root.ctime = NowTimespec();
+    rocksdb::WriteBatch batch;
+    batch.Put(meta_, InodeKey(kRootIno), EncodeInode(root));
+    std::string version;
+    PutBigEndian64(&version, kFormatVersion);
+    batch.Put(meta_, SystemKey(kSystemFormat), version);
+    std::string next;
+    PutBigEndian64(&next, kRootIno + kInodeReservationBlock);
+    batch.Put(meta_, SystemKey(kSystemNextInode), next);
+    batch.Put(meta_, StatsKey(0), EncodeStats({0, 1}));
+    PAIL_RETURN_IF_ERROR(engine_.Write(&batch));
+    next_ino_ = kRootIno + 1;
+    reserved_ino_ = kRootIno + kInodeReservationBlock;
+    stats_[0].inodes = 1;
+    stored_inodes_ = 1;
+  } else if (!rs.ok()) {
+    return engine::FromRocks(rs).WithContext("reading the filesystem format");
+  } else {
+    if (value.size() != 8 || GetBigEndian64(value.data()) != kFormatVersion) {
+      return Status::Corruption("unknown filesystem format version");
+    }
+    rs = db_->Get(rocksdb::ReadOptions(), meta_, SystemKey(kSystemNextInode), &value);
+    if (!rs.ok() || value.size() != 8) {
+      return Status::Corruption("filesystem has no valid inode counter");
+    }
+    reserved_ino_ = GetBigEndian64(value.data());
+    next_ino_ = reserved_ino_;  // the next create reserves a fresh block
+    for (int i = 0; i < kStatsShards; ++i) {
+      rs = db_->Get(rocksdb::ReadOptions(), meta_, StatsKey(i), &value);
+      if (rs.IsNotFound()) continue;
+      StatsValue v;
+      if (!rs.ok() || !DecodeStats(value, &v)) return Status::Corruption("bad stats shard");
+      stats_[i].used_bytes = static_cast<int64_t>(v.used_bytes);
+      stats_[i].inodes = static_cast<int64_t>(v.inodes);
+      stored_used_ += stats_[i].used_bytes;
+      stored_inodes_ += stats_[i].inodes;
+    }
+  }
+  PAIL_RETURN_IF_ERROR(ReclaimOrphansAtStart());
+  maintenance_ = std::thread([this] { MaintenanceLoop(); });
+  return Status::OK();
+}
+
+Status FileSystemImpl::Close() {
+  std::lock_guard<std::mutex> close_guard(close_mu_);
+  if (closed_) return Status::OK();
+  {
+    std::lock_guard<std::mutex> g(maint_mu_);
+    stopping_ = true;
+  }
+  maint_cv_.notify_all();
+  memory_cv_.notify_all();
+  if (maintenance_.joinable()) maintenance_.join();
+  FsStatus flushed = FlushAll();
+  if (!flushed.ok()) {
+    if (flushed.error() == EROFS) return Status::Fenced("flushing write-back buffer on close");
+    return Status::IOError("flushing write-back buffer on close failed");
+  }
+  PAIL_RETURN_IF_ERROR(engine_.Sync());
+  closed_ = true;
+  return Status::OK();
+}
+
+Status FileSystemImpl::SyncAll() {
+  FsStatus flushed = FlushAll();
+  if (!flushed.ok()) {
+    if (flushed.error() == EROFS) return Status::Fenced("flushing write-back buffer");
+    return Status::IOError("flushing write-back buffer failed");
+  }
+  return engine_.Sync();
+}
+
+FsCounters FileSystemImpl::counters() const {
+  FsCounters c;
+  c.engine_writes = engine_writes_.load();
+  c.chunk_puts = chunk_puts_.load();
+  c.chunk_deletes = chunk_deletes_.load();
+  c.reclaimed_files = reclaimed_files_.load();
+  c.write_back_bytes = static_cast<uint64_t>(std::max<int64_t>(0, dirty_memory_.load()));
+  c.used_bytes = static_cast<uint64_t>(std::max<int64_t>(0, stored_used_.load() + dirty_used_.load()));
+  c.used_inodes = static_cast<uint64_t>(std::max<int64_t>(0, stored_inodes_.load()));
+  return c;
+}
+
+FsResult<InodeRecord> FileSystemImpl::LoadInode(Ino ino) {
+  if (DirtyFile* f = FindDirty(ino)) return f->inode;
+  return LoadStoredInode(ino);
+}
+
+FsResult<InodeRecord> FileSystemImpl::LoadStoredInode(Ino ino) {
+  if (ino == 0) return FsError{ESTALE};
+  std::string value;
+  rocksdb::Status rs = db_->Get(rocksdb::ReadOptions(), meta_, InodeKey(ino), &value);
+  if (rs.IsNotFound()) return FsError{ESTALE};
+  if (!rs.ok()) return EngineError(rs);
+  InodeRecord r;
+  if (!DecodeInode(value, &r)) {
+    spdlog::error("fs: inode {} has a damaged record", ino);
+    return FsError{EIO};
+  }
+  return r;
+}
+
+FsResult<std::optional<DirEntryValue>> FileSystemImpl::LookupEntry(Ino dir, std::string_view name) {
+  std::string value;
+  rocksdb::Status rs = db_->Get(rocksdb::ReadOptions(), meta_, DirEntryKey(dir, name), &value);
+  if (rs.IsNotFound()) return std::optional<DirEntryValue>();
+  if (!rs.ok()) return EngineError(rs);
+  DirEntryValue v;
+  if (!DecodeDirEntry(value, &v)) {
+    spdlog::error("fs: damaged directory entry in directory {}", dir);
+    return FsError{EIO};
+  }
+  return std::optional<DirEntryValue>(v);
+}
+
+FsResult<InodeRecord> FileSystemImpl::LoadWritableDir(const Credentials& cred, Ino dir) {
+  FsResult<InodeRecord> d = LoadInode(dir);
+  if (!d.ok()) return d;
+  if (!d->is_dir()) return FsError{ENOTDIR};
+  if (!MayAccess(cred, *d, kMayExec)) return FsError{EACCES};
+  if (d->nlink == 0) return FsError{ENOENT};
+  if (!MayAccess(cred, *d, kMayWrite | kMayExec)) return FsError{EACCES};
+  return d;
+}
+
+void FileSystemImpl::PutInode(Txn& txn, Ino ino, InodeRecord& r) {
+  if (DirtyFile* f = FindDirty(ino)) CarryDirty(txn, ino, *f, r);
+  txn.batch.Put(meta_, InodeKey(ino), EncodeInode(r));
+}
+
+void FileSystemImpl::AddEntry(Txn& txn, Ino dir, InodeRecord& d, std::string_view name, Ino child,
+                              uint32_t type, const struct timespec& now) {
+  uint64_t cookie = d.next_cookie++;
+  txn.batch.Put(meta_, DirEntryKey(dir, name), EncodeDirEntry({child, cookie, type}));
+  txn.batch.Put(meta_, DirScanKey(dir, cookie), EncodeDirScan(child, type, name));
+  d.entries++;
+  d.mtime = d.ctime = now;
+}
+
+void FileSystemImpl::RemoveEntry(Txn& txn, Ino dir, InodeRecord& d, std::string_view name,
+                                 const DirEntryValue& entry, const struct timespec& now) {
+  txn.batch.Delete(meta_, DirEntryKey(dir, name));
+  txn.batch.Delete(meta_, DirScanKey(dir, entry.cookie));
+  if (d.entries > 0) d.entries--;
+  d.mtime = d.ctime = now;
+}
+
+uint32_t FileSystemImpl::OpenCount(Ino ino) {
+  std::lock_guard<std::mutex> g(handles_mu_);
+  auto it = open_counts_.find(ino);
+  return it == open_counts_.end() ? 0 : it->second;
+}
+
+void FileSystemImpl::DropInode(Txn& txn, Ino ino, InodeRecord& r) {
+  r.nlink = 0;
+  if (OpenCount(ino) > 0) {
+    // Still open: the record stays so handles keep working; the orphan mark
+    // lets the next start reclaim it if we crash before the last close.
+    PutInode(txn, ino, r);
+    txn.batch.Put(meta_, OrphanKey(ino), "");
+    return;
+  }
+  DeleteInode(txn, ino, r, /*has_orphan_mark=*/false);
+}
+
+void FileSystemImpl::DeleteInode(Txn& txn, Ino ino, const InodeRecord& r, bool has_orphan_mark) {
+  uint64_t chunk_limit = r.is_reg() ? ChunkCount(r.size) : 0;
+  uint64_t stored_used = r.is_reg() ? r.used : 0;
+  if (DirtyFile* f = FindDirty(ino)) {
+    chunk_limit = f->stored_chunk_limit;
+    stored_used = f->engine_used;
+    txn.discarded.push_back(ino);
+  }
+  txn.batch.Delete(meta_, InodeKey(ino));
+  // Deletes of keys that never existed would still leave tombstones for
+  // later scans to step over.
+  if (has_orphan_mark) txn.batch.Delete(meta_, OrphanKey(ino));
+  std::string prefix = XattrPrefix(ino);
+  std::string upper = XattrPrefix(ino + 1);
+  rocksdb::Slice upper_slice(upper);
+  rocksdb::ReadOptions ro;
+  ro.iterate_upper_bound = &upper_slice;
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, meta_));
+  for (it->Seek(prefix); it->Valid(); it->Next()) txn.batch.Delete(meta_, it->key());
+  if (chunk_limit > 0) {
+    std::string count;
+    PutBigEndian64(&count, chunk_limit);
+    txn.batch.Put(meta_, ReclaimKey(ino), count);
+    txn.reclaims.emplace_back(ino, chunk_limit);
+  }
+  txn.used_bytes_delta -= static_cast<int64_t>(stored_used);
+  txn.inodes_delta -= 1;
+}
+
+FsStatus FileSystemImpl::Commit(Txn& txn) {
+  if (txn.batch.Count() == 0 && txn.carried.empty() && txn.discarded.empty()) return {};
+  Status s;
+  if (txn.used_bytes_delta != 0 || txn.inodes_delta != 0) {
+    // Shards hold absolute values; holding the shard across the write keeps
+    // batches that carry the same shard in order.
+    int shard = static_cast<int>(shard_rr_.fetch_add(1) % kStatsShards);
+    StatsShard& sh = stats_[shard];
+    std::lock_guard<std::mutex> g(sh.mu);
+    int64_t used = sh.used_bytes + txn.used_bytes_delta;
+    int64_t inodes = sh.inodes + txn.inodes_delta;
+    txn.batch.Put(meta_, StatsKey(shard),
+                  EncodeStats({static_cast<uint64_t>(used), static_cast<uint64_t>(inodes)}));
+    s = engine_.Write(&txn.batch);
+    if (s.ok()) {
+      sh.used_bytes = used;
+      sh.inodes = inodes;
+      stored_used_ += txn.used_bytes_delta;
+      stored_inodes_ += txn.inodes_delta;
+    }
+  } else {
+    s = engine_.Write(&txn.batch);
+  }
+  engine_writes_++;
+  if (!s.ok()) return EngineError(s);
+  AfterCommit(txn);
+  if (!txn.reclaims.empty()) {
+    {
+      std::lock_guard<std::mutex> g(maint_mu_);
+      if (reclaim_queue_.size() + txn.reclaims.size() > kMaxQueuedReclaims) {
+        reclaim_rescan_ = true;  // the keys are durable; a scan finds them
+      } else {
+        reclaim_queue_.insert(reclaim_queue_.end(), txn.reclaims.begin(), txn.reclaims.end());
+      }
+    }
+    maint_cv_.notify_one();
+  }
+  return {};
+}
+
+FsResult<Ino> FileSystemImpl::AllocateIno() {
+  std::lock_guard<std::mutex> g(ino_mu_);
+  if (next_ino_ >= reserved_ino_) {
+    uint64_t reserved = next_ino_ + kInodeReservationBlock;
+    rocksdb::WriteBatch batch;
+    std::string value;
+    PutBigEndian64(&value, reserved);
+    batch.Put(meta_, SystemKey(kSystemNextInode), value);
+    Status s = engine_.Write(&batch);
+    engine_writes_++;
+    if (!s.ok()) return EngineError(s);
+    reserved_ino_ = reserved;
+  }
+  return next_ino_++;
+}
+
+}  // namespace pail::fs

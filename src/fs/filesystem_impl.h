@@ -1,0 +1,244 @@
+// The FileSystem implementation. Its member functions are spread over files
+// with one job each:
+//   filesystem_impl.cc  opening, closing, inode/entry storage, commits
+//   write_back.cc       the write-back buffer of unflushed file data
+//   namespace_ops.cc    lookup, create, mkdir, mknod, symlink, link, unlink, rmdir
+//   rename.cc           rename in all its flavours
+//   attr_ops.cc         getattr, setattr, truncate, access, statfs
+//   data_ops.cc         open, release, read, write, fsync
+//   readdir.cc          directory listing
+//   xattr_ops.cc        extended attributes
+//   maintenance.cc      background flushing and reclaim of deleted files
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <condition_variable>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <unordered_map>
+
+#include <rocksdb/write_batch.h>
+
+#include "fs/filesystem.h"
+#include "fs/inode_record.h"
+#include "fs/key_codec.h"
+#include "fs/lock_table.h"
+
+namespace pail::fs {
+
+// One chunk of unflushed data: the chunk's bytes from its start (shorter
+// means zeros follow) and how many bytes the engine holds for it now.
+struct DirtyChunk {
+  std::string data;
+  uint64_t stored_len = 0;
+};
+
+// A regular file with unflushed writes. While it exists, `inode` is the
+// authoritative record of the file (the engine's is older). Guarded by the
+// file's inode lock.
+struct DirtyFile {
+  InodeRecord inode;
+  uint64_t engine_used = 0;        // `used` of the engine's record
+  uint64_t stored_chunk_limit = 0; // the engine holds no chunk at or past this
+  std::map<uint64_t, DirtyChunk> chunks;
+  size_t memory = 0;               // bytes held in `chunks`
+};
+
+// One engine batch under construction, with what must happen when it lands.
+struct Txn {
+  rocksdb::WriteBatch batch;
+  int64_t used_bytes_delta = 0;  // change of stored data bytes
+  int64_t inodes_delta = 0;
+  std::vector<Ino> carried;      // dirty files whose data this batch writes
+  std::vector<Ino> discarded;    // dirty files deleted by this batch
+  // Deleted files whose chunks this batch queues for reclaim: (ino, chunks).
+  std::vector<std::pair<Ino, uint64_t>> reclaims;
+};
+
+struct OpenHandle {
+  Ino ino = 0;
+  int flags = 0;
+};
+
+class FileSystemImpl final : public FileSystem {
+ public:
+  FileSystemImpl(engine::Engine& engine, FsOptions options);
+  ~FileSystemImpl() override;
+  Status Init();
+
+  Status Close() override;
+  Status SyncAll() override;
+  FsResult<Attr> Lookup(const Credentials& cred, Ino parent, std::string_view name) override;
+  FsResult<Attr> GetAttr(const Credentials& cred, Ino ino) override;
+  FsResult<Attr> SetAttr(const Credentials& cred, Ino ino, const SetAttrRequest& req) override;
+  FsStatus Access(const Credentials& cred, Ino ino, int mask) override;
+  FsResult<CreateResult> Create(const Credentials& cred, Ino parent, std::string_view name,
+                                uint32_t mode, const CreateOptions& options) override;
+  FsResult<Attr> Mkdir(const Credentials& cred, Ino parent, std::string_view name,
+                       uint32_t mode) override;
+  FsResult<Attr> Mknod(const Credentials& cred, Ino parent, std::string_view name, uint32_t mode,
+                       uint64_t rdev) override;
+  FsResult<Attr> Symlink(const Credentials& cred, Ino parent, std::string_view name,
+                         std::string_view target) override;
+  FsResult<std::string> Readlink(const Credentials& cred, Ino ino) override;
+  FsResult<Attr> Link(const Credentials& cred, Ino ino, Ino new_parent,
+                      std::string_view new_name) override;
+  FsStatus Unlink(const Credentials& cred, Ino parent, std::string_view name) override;
+  FsStatus Rmdir(const Credentials& cred, Ino parent, std::string_view name) override;
+  FsStatus Rename(const Credentials& cred, Ino parent, std::string_view name, Ino new_parent,
+                  std::string_view new_name, RenameFlags flags) override;
+  FsResult<uint64_t> Open(const Credentials& cred, Ino ino, int flags) override;
+  FsStatus Release(uint64_t handle) override;
+  FsResult<ReadResult> Read(const Credentials& cred, Ino ino, uint64_t offset, uint32_t length,
+                            uint64_t handle) override;
+  FsResult<WriteResult> Write(const Credentials& cred, Ino ino, uint64_t offset,
+                              std::string_view data, uint64_t handle) override;
+  FsStatus Fsync(const Credentials& cred, Ino ino) override;
+  FsResult<ReadDirResult> ReadDir(const Credentials& cred, Ino dir, uint64_t cookie,
+                                  size_t max_entries, bool with_attrs) override;
+  FsResult<StatFsResult> StatFs(const Credentials& cred, Ino ino) override;
+  FsResult<std::string> GetXattr(const Credentials& cred, Ino ino, std::string_view name) override;
+  FsStatus SetXattr(const Credentials& cred, Ino ino, std::string_view name,
+                    std::string_view value, int flags) override;
+  FsResult<std::vector<std::string>> ListXattr(const Credentials& cred, Ino ino) override;
+  FsStatus RemoveXattr(const Credentials& cred, Ino ino, std::string_view name) override;
+  FsCounters counters() const override;
+
+ private:
+  // ---- storage (filesystem_impl.cc); callers hold the inodes' locks.
+  // The write-back copy when the file has unflushed data, else the engine's
+  // record; ESTALE when the inode does not exist.
+  FsResult<InodeRecord> LoadInode(Ino ino);
+  // The engine's record only.
+  FsResult<InodeRecord> LoadStoredInode(Ino ino);
+  // nullopt when the name is absent.
+  FsResult<std::optional<DirEntryValue>> LookupEntry(Ino dir, std::string_view name);
+  // A directory the caller may change entries in: ENOTDIR, ENOENT (removed),
+  // EACCES without write and search permission.
+  FsResult<InodeRecord> LoadWritableDir(const Credentials& cred, Ino dir);
+  // Stores the record; a file with unflushed data gets it written in the
+  // same batch (and `used` made exact).
+  void PutInode(Txn& txn, Ino ino, InodeRecord& r);
+  // Adds name -> child to `dir`, taking the directory's next cookie.
+  void AddEntry(Txn& txn, Ino dir, InodeRecord& d, std::string_view name, Ino child,
+                uint32_t type, const struct timespec& now);
+  void RemoveEntry(Txn& txn, Ino dir, InodeRecord& d, std::string_view name,
+                   const DirEntryValue& entry, const struct timespec& now);
+  // The inode lost its last name: keep it as an orphan while it is open,
+  // else delete it and queue its data for reclaim. r.nlink is already 0.
+  void DropInode(Txn& txn, Ino ino, InodeRecord& r);
+  // Deletes the inode's record and xattrs (and its orphan mark when it has
+  // one), queues its data for reclaim.
+  void DeleteInode(Txn& txn, Ino ino, const InodeRecord& r, bool has_orphan_mark);
+  FsStatus Commit(Txn& txn);
+  FsResult<Ino> AllocateIno();
+  uint32_t OpenCount(Ino ino);
+  // Shared by Create, Mkdir, Mknod and Symlink. `proto` carries the type,
+  // permission bits, rdev and symlink target. With `handle_out`, the new
+  // file is also opened with `open_flags`.
+  FsResult<Attr> CreateNode(const Credentials& cred, Ino parent, std::string_view name,
+                            InodeRecord proto, uint64_t* handle_out, int open_flags);
+
+  // ---- write-back (write_back.cc); callers hold the file's inode lock.
+  DirtyFile* FindDirty(Ino ino);
+  DirtyFile& GetOrCreateDirty(Ino ino, const InodeRecord& stored);
+  // Makes sure chunk `index` is in the buffer, loaded from the engine.
+  FsResult<DirtyChunk*> EnsureChunk(Ino ino, DirtyFile& f, uint64_t index);
+  // Puts the file's dirty chunks in the batch and sets r.used exactly.
+  void CarryDirty(Txn& txn, Ino ino, DirtyFile& f, InodeRecord& r);
+  // Called after a commit: forgets carried and discarded files.
+  void AfterCommit(const Txn& txn);
+  FsStatus FlushFile(Ino ino);  // caller holds the lock
+  FsStatus FlushFileLocking(Ino ino);
+  FsStatus FlushAll();
+  void AddMemory(DirtyFile& f, int64_t delta);
+
+  // ---- data (data_ops.cc, attr_ops.cc)
+  // Write() for at most one piece; `offset` is ignored when appending.
+  FsResult<WriteResult> WritePiece(const Credentials& cred, Ino ino, uint64_t offset,
+                                   std::string_view data, bool append, bool has_handle);
+  FsResult<ReadResult> ReadLocked(Ino ino, const InodeRecord& r, uint64_t offset,
+                                  uint32_t length);
+  // Shrinks or grows the file; flushes its buffer first. r is updated.
+  FsStatus TruncateLocked(const Credentials& cred, Ino ino, InodeRecord& r, uint64_t size,
+                          Txn& txn);
+  FsResult<Attr> GetAttrLocking(Ino ino);
+
+  // ---- maintenance (maintenance.cc)
+  void MaintenanceLoop();
+  // Frees the data of up to `max_files` deleted files found by scanning the
+  // reclaim keys; returns how many.
+  FsResult<size_t> ReclaimScan(size_t max_files);
+  // Frees the data of these deleted files: (ino, chunk count).
+  FsStatus ReclaimListed(const std::vector<std::pair<Ino, uint64_t>>& files);
+  Status ReclaimOrphansAtStart();
+
+  // ---- xattrs (xattr_ops.cc)
+  int XattrAccess(const Credentials& cred, const InodeRecord& r, std::string_view name,
+                  bool write);
+
+  engine::Engine& engine_;
+  rocksdb::DB* db_ = nullptr;
+  rocksdb::ColumnFamilyHandle* meta_ = nullptr;
+  rocksdb::ColumnFamilyHandle* data_ = nullptr;
+  const FsOptions options_;
+  LockTable locks_;
+
+  // Serializes moves of directories between parents so the loop check
+  // (walking parent pointers) sees a stable tree.
+  std::mutex rename_mu_;
+
+  std::mutex ino_mu_;
+  Ino next_ino_ = 0;
+  Ino reserved_ino_ = 0;  // persisted: numbers below are taken
+
+  struct StatsShard {
+    std::mutex mu;
+    int64_t used_bytes = 0;
+    int64_t inodes = 0;
+  };
+  std::array<StatsShard, kStatsShards> stats_;
+  std::atomic<int64_t> stored_used_{0};   // sum of the shards' used_bytes
+  std::atomic<int64_t> stored_inodes_{0};
+  std::atomic<uint64_t> shard_rr_{0};
+
+  std::mutex dirty_mu_;  // the map's structure; contents under inode locks
+  std::unordered_map<Ino, std::unique_ptr<DirtyFile>> dirty_;
+  std::atomic<int64_t> dirty_memory_{0};
+  // Unflushed growth of `used` over all dirty files (an upper bound).
+  std::atomic<int64_t> dirty_used_{0};
+  std::condition_variable memory_cv_;  // writers waiting for memory
+
+  std::mutex handles_mu_;
+  uint64_t next_handle_ = 1;
+  std::unordered_map<uint64_t, OpenHandle> handles_;
+  std::unordered_map<Ino, uint32_t> open_counts_;
+
+  std::mutex maint_mu_;
+  std::condition_variable maint_cv_;
+  bool stopping_ = false;
+  bool flush_requested_ = false;
+  // Files deleted since the last round, so the reclaimer needs no scan over
+  // the (tombstone-heavy) reclaim key range. Bounded: past the bound the
+  // reclaimer scans instead.
+  std::vector<std::pair<Ino, uint64_t>> reclaim_queue_;
+  bool reclaim_rescan_ = true;  // leftovers of an earlier run, or overflow
+  std::thread maintenance_;
+  bool closed_ = false;
+  std::mutex close_mu_;
+
+  std::atomic<uint64_t> engine_writes_{0};
+  std::atomic<uint64_t> chunk_puts_{0};
+  std::atomic<uint64_t> chunk_deletes_{0};
+  std::atomic<uint64_t> reclaimed_files_{0};
+};
+
+// errno for an engine failure.
+FsError EngineError(const Status& s);
+FsError EngineError(const rocksdb::Status& s);
+
+}  // namespace pail::fs

@@ -1,0 +1,39 @@
+// Offline consistency check of a pailfs filesystem (`pailfs fsck`).
+//
+// Reads every key of the filesystem's column families from an engine that no
+// FileSystem is using and checks the invariants described in docs/FORMAT.md:
+// every directory entry points to an existing inode of the recorded type and
+// has its scan row (and the other way round), link counts match the entries,
+// directory counters (entries, subdirectories, next cookie) match their
+// contents, each file's stored data matches its size and used bytes, and no
+// data or xattr is left for an inode that no longer exists (unless its
+// reclaim is pending).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "engine/engine.h"
+#include "util/status.h"
+
+namespace pail::fs {
+
+struct FsckReport {
+  std::vector<std::string> problems;  // empty when the filesystem is clean
+  uint64_t inodes = 0;
+  uint64_t directories = 0;
+  uint64_t files = 0;
+  uint64_t entries = 0;
+  uint64_t chunks = 0;
+  uint64_t data_bytes = 0;
+  uint64_t pending_reclaims = 0;  // deleted files whose data is not yet freed
+  uint64_t orphans = 0;           // unlinked while open; reclaimed at next open
+
+  bool clean() const { return problems.empty(); }
+};
+
+// Fails only when the engine cannot be read; damage goes into the report.
+Result<FsckReport> Fsck(engine::Engine& engine);
+
+}  // namespace pail::fs

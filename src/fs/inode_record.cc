@@ -1,0 +1,117 @@
+#include "fs/inode_record.h"
+
+#include <cstring>
+
+namespace pail::fs {
+
+// Layout after the version byte, all little-endian: mode, uid, gid, nlink
+// (u32 each); size, used, rdev (u64 each); atime, mtime, ctime (i64 seconds
+// then u32 nanoseconds each); parent, entries, next_cookie (u64 each); then
+// the symlink target to the end of the value.
+namespace {
+constexpr size_t kFixedSize = 1 + 4 * 4 + 3 * 8 + 3 * 12 + 3 * 8;
+
+void Put32(std::string* out, uint32_t v) {
+  for (int i = 0; i < 4; ++i) out->push_back(static_cast<char>(v >> (8 * i)));
+}
+void Put64(std::string* out, uint64_t v) {
+  for (int i = 0; i < 8; ++i) out->push_back(static_cast<char>(v >> (8 * i)));
+}
+uint32_t Get32(const char*& p) {
+  uint32_t v = 0;
+  for (int i = 0; i < 4; ++i) v |= static_cast<uint32_t>(static_cast<uint8_t>(p[i])) << (8 * i);
+  p += 4;
+  return v;
+}
+uint64_t Get64(const char*& p) {
+  uint64_t v = 0;
+  for (int i = 0; i < 8; ++i) v |= static_cast<uint64_t>(static_cast<uint8_t>(p[i])) << (8 * i);
+  p += 8;
+  return v;
+}
+void PutTime(std::string* out, const struct timespec& t) {
+  Put64(out, static_cast<uint64_t>(t.tv_sec));
+  Put32(out, static_cast<uint32_t>(t.tv_nsec));
+}
+struct timespec GetTime(const char*& p) {
+  struct timespec t {};
+  t.tv_sec = static_cast<time_t>(static_cast<int64_t>(Get64(p)));
+  t.tv_nsec = static_cast<long>(Get32(p));
+  return t;
+}
+}  // namespace
+
+std::string EncodeInode(const InodeRecord& r) {
+  std::string out;
+  out.reserve(kFixedSize + r.symlink_target.size());
+  out.push_back(static_cast<char>(kInodeRecordVersion));
+  Put32(&out, r.mode);
+  Put32(&out, r.uid);
+  Put32(&out, r.gid);
+  Put32(&out, r.nlink);
+  Put64(&out, r.size);
+  Put64(&out, r.used);
+  Put64(&out, r.rdev);
+  PutTime(&out, r.atime);
+  PutTime(&out, r.mtime);
+  PutTime(&out, r.ctime);
+  Put64(&out, r.parent);
+  Put64(&out, r.entries);
+  Put64(&out, r.next_cookie);
+  out.append(r.symlink_target);
+  return out;
+}
+
+bool DecodeInode(std::string_view in, InodeRecord* r) {
+  if (in.size() < kFixedSize || static_cast<uint8_t>(in[0]) != kInodeRecordVersion) return false;
+  const char* p = in.data() + 1;
+  r->mode = Get32(p);
+  r->uid = Get32(p);
+  r->gid = Get32(p);
+  r->nlink = Get32(p);
+  r->size = Get64(p);
+  r->used = Get64(p);
+  r->rdev = Get64(p);
+  r->atime = GetTime(p);
+  r->mtime = GetTime(p);
+  r->ctime = GetTime(p);
+  r->parent = Get64(p);
+  r->entries = Get64(p);
+  r->next_cookie = Get64(p);
+  r->symlink_target.assign(in.substr(kFixedSize));
+  if (r->atime.tv_nsec >= 1000000000 || r->mtime.tv_nsec >= 1000000000 ||
+      r->ctime.tv_nsec >= 1000000000) {
+    return false;
+  }
+  return true;
+}
+
+Attr ToAttr(Ino ino, const InodeRecord& r) {
+  Attr a;
+  a.ino = ino;
+  a.mode = r.mode;
+  a.nlink = r.nlink;
+  a.uid = r.uid;
+  a.gid = r.gid;
+  if (r.is_dir()) {
+    a.size = kBlockSize;
+  } else if (S_ISLNK(r.mode)) {
+    a.size = r.symlink_target.size();
+  } else {
+    a.size = r.size;
+  }
+  a.used = r.is_reg() ? r.used : 0;
+  a.rdev = r.rdev;
+  a.atime = r.atime;
+  a.mtime = r.mtime;
+  a.ctime = r.ctime;
+  return a;
+}
+
+struct timespec NowTimespec() {
+  struct timespec t {};
+  clock_gettime(CLOCK_REALTIME, &t);
+  return t;
+}
+
+}  // namespace pail::fs

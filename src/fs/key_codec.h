@@ -1,0 +1,99 @@
+// Keys and small values of the filesystem, as laid out in docs/FORMAT.md.
+//
+// Metadata lives in column family kMetaColumnFamily. Every key starts with a
+// one-byte kind followed by big-endian numbers, so a prefix scan returns a
+// directory's entries or a file's xattrs contiguously and in numeric order.
+// File data lives in kDataColumnFamily (values in blob files), keyed by
+// inode and chunk index, both big-endian, so one file's chunks are one range.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "fs/filesystem.h"
+
+namespace pail::fs {
+
+inline constexpr const char* kMetaColumnFamily = "fs_meta";
+inline constexpr const char* kDataColumnFamily = "fs_data";
+
+// File data is cut into chunks of this many bytes; chunk i holds bytes
+// [i * kChunkSize, (i + 1) * kChunkSize). A chunk is stored without its
+// trailing zero bytes; a chunk of zeros is not stored at all (a hole).
+inline constexpr uint64_t kChunkSize = 32 * 1024;
+
+// Kinds: the first byte of every metadata key.
+inline constexpr uint8_t kKindInode = 0x01;     // 01 | ino -> inode record
+inline constexpr uint8_t kKindDirEntry = 0x02;  // 02 | dir | name -> DirEntryValue
+inline constexpr uint8_t kKindDirScan = 0x03;   // 03 | dir | cookie -> DirScanValue
+inline constexpr uint8_t kKindXattr = 0x04;     // 04 | ino | name -> value bytes
+inline constexpr uint8_t kKindOrphan = 0x05;    // 05 | ino -> empty: unlinked while open
+inline constexpr uint8_t kKindReclaim = 0x06;   // 06 | ino -> chunk count (u64 BE): data to free
+inline constexpr uint8_t kKindStats = 0x07;     // 07 | shard(u8) -> used bytes, inodes (u64 BE each)
+inline constexpr uint8_t kKindSystem = 0x08;    // 08 | subtype -> see below
+
+// System subtypes.
+inline constexpr uint8_t kSystemNextInode = 0x01;  // u64 BE: inode numbers below are reserved
+inline constexpr uint8_t kSystemFormat = 0x02;     // u64 BE: kFormatVersion
+
+inline constexpr uint64_t kFormatVersion = 1;
+inline constexpr int kStatsShards = 16;
+
+// Cookies 1 and 2 are "." and ".."; real entries start here.
+inline constexpr uint64_t kFirstEntryCookie = 3;
+
+void PutBigEndian64(std::string* out, uint64_t v);
+uint64_t GetBigEndian64(const char* p);
+
+std::string InodeKey(Ino ino);
+std::string DirEntryKey(Ino dir, std::string_view name);
+std::string DirEntryPrefix(Ino dir);
+std::string DirScanKey(Ino dir, uint64_t cookie);
+std::string DirScanPrefix(Ino dir);
+std::string XattrKey(Ino ino, std::string_view name);
+std::string XattrPrefix(Ino ino);
+std::string OrphanKey(Ino ino);
+std::string ReclaimKey(Ino ino);
+std::string StatsKey(int shard);
+std::string SystemKey(uint8_t subtype);
+std::string KindPrefix(uint8_t kind);
+std::string ChunkKey(Ino ino, uint64_t index);
+
+// The id that follows the kind byte; the caller checked the key's length.
+inline Ino KeyIno(std::string_view key) { return GetBigEndian64(key.data() + 1); }
+// Chunk keys: inode and index.
+inline Ino ChunkKeyIno(std::string_view key) { return GetBigEndian64(key.data()); }
+inline uint64_t ChunkKeyIndex(std::string_view key) { return GetBigEndian64(key.data() + 8); }
+
+// Value of a DirEntry key: child inode (8 BE), cookie (8 BE), type (1 byte:
+// S_IFMT >> 12).
+struct DirEntryValue {
+  Ino ino = 0;
+  uint64_t cookie = 0;
+  uint32_t type = 0;  // S_IFMT bits
+};
+std::string EncodeDirEntry(const DirEntryValue& v);
+bool DecodeDirEntry(std::string_view in, DirEntryValue* v);
+
+// Value of a DirScan key: child inode (8 BE), type (1 byte), then the name.
+struct DirScanValue {
+  Ino ino = 0;
+  uint32_t type = 0;
+  std::string name;
+};
+std::string EncodeDirScan(Ino ino, uint32_t type, std::string_view name);
+bool DecodeDirScan(std::string_view in, DirScanValue* v);
+
+// Value of a stats shard.
+struct StatsValue {
+  uint64_t used_bytes = 0;
+  uint64_t inodes = 0;
+};
+std::string EncodeStats(const StatsValue& v);
+bool DecodeStats(std::string_view in, StatsValue* v);
+
+// Number of chunks that may hold data for a file of this size.
+inline uint64_t ChunkCount(uint64_t size) { return size / kChunkSize + (size % kChunkSize != 0); }
+
+}  // namespace pail::fs

@@ -1,0 +1,114 @@
+// Extended attributes in the user, trusted and security namespaces.
+#include <algorithm>
+
+#include "fs/filesystem_impl.h"
+#include "fs/permissions.h"
+
+namespace pail::fs {
+
+namespace {
+bool HasPrefix(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
+}  // namespace
+
+int FileSystemImpl::XattrAccess(const Credentials& cred, const InodeRecord& r,
+                                std::string_view name, bool write) {
+  if (name.empty() || name.size() > kXattrNameMax) return ERANGE;
+  if (HasPrefix(name, "user.")) {
+    if (name.size() == 5) return EINVAL;
+    // Only files and directories: on devices and fifos user xattrs would
+    // let anyone store data on a node they may only read.
+    if (!r.is_reg() && !r.is_dir()) return write ? EPERM : ENODATA;
+    if (write && r.is_dir() && (r.mode & S_ISVTX) && !IsOwnerOrRoot(cred, r)) return EPERM;
+    if (!MayAccess(cred, r, write ? kMayWrite : kMayRead)) return EACCES;
+    return 0;
+  }
+  if (HasPrefix(name, "trusted.")) {
+    if (name.size() == 8) return EINVAL;
+    if (!cred.is_root()) return write ? EPERM : ENODATA;
+    return 0;
+  }
+  if (HasPrefix(name, "security.")) {
+    if (name.size() == 9) return EINVAL;
+    if (write && !cred.is_root()) return EPERM;
+    return 0;
+  }
+  return EOPNOTSUPP;  // system.* (ACLs) and unknown namespaces
+}
+
+FsResult<std::string> FileSystemImpl::GetXattr(const Credentials& cred, Ino ino,
+                                               std::string_view name) {
+  InodeLocks lock(locks_, {ino});
+  FsResult<InodeRecord> r = LoadInode(ino);
+  if (!r.ok()) return r.status();
+  if (int e = XattrAccess(cred, *r, name, false)) return FsError{e};
+  std::string value;
+  rocksdb::Status rs = db_->Get(rocksdb::ReadOptions(), meta_, XattrKey(ino, name), &value);
+  if (rs.IsNotFound()) return FsError{ENODATA};
+  if (!rs.ok()) return EngineError(rs);
+  return value;
+}
+
+FsStatus FileSystemImpl::SetXattr(const Credentials& cred, Ino ino, std::string_view name,
+                                  std::string_view value, int flags) {
+  if (flags & ~(kXattrCreate | kXattrReplace)) return FsError{EINVAL};
+  if (flags == (kXattrCreate | kXattrReplace)) return FsError{EINVAL};
+  if (value.size() > kXattrValueMax) return FsError{E2BIG};
+  InodeLocks lock(locks_, {ino});
+  FsResult<InodeRecord> r = LoadInode(ino);
+  if (!r.ok()) return r.status();
+  if (int e = XattrAccess(cred, *r, name, true)) return FsError{e};
+  std::string key = XattrKey(ino, name);
+  if (flags != 0) {
+    std::string old;
+    rocksdb::Status rs = db_->Get(rocksdb::ReadOptions(), meta_, key, &old);
+    if (!rs.ok() && !rs.IsNotFound()) return EngineError(rs);
+    if ((flags & kXattrCreate) && rs.ok()) return FsError{EEXIST};
+    if ((flags & kXattrReplace) && rs.IsNotFound()) return FsError{ENODATA};
+  }
+  Txn txn;
+  txn.batch.Put(meta_, key, rocksdb::Slice(value.data(), value.size()));
+  InodeRecord rec = *r;
+  rec.ctime = NowTimespec();
+  PutInode(txn, ino, rec);
+  return Commit(txn);
+}
+
+FsResult<std::vector<std::string>> FileSystemImpl::ListXattr(const Credentials& cred, Ino ino) {
+  InodeLocks lock(locks_, {ino});
+  FsResult<InodeRecord> r = LoadInode(ino);
+  if (!r.ok()) return r.status();
+  std::vector<std::string> names;
+  std::string prefix = XattrPrefix(ino);
+  std::string upper = XattrPrefix(ino + 1);
+  rocksdb::Slice upper_slice(upper);
+  rocksdb::ReadOptions ro;
+  ro.iterate_upper_bound = &upper_slice;  // stops the seek at this inode's range
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, meta_));
+  for (it->Seek(prefix); it->Valid(); it->Next()) {
+    std::string name = it->key().ToString().substr(prefix.size());
+    if (!cred.is_root() && HasPrefix(name, "trusted.")) continue;
+    names.push_back(std::move(name));
+  }
+  if (!it->status().ok()) return EngineError(it->status());
+  return names;
+}
+
+FsStatus FileSystemImpl::RemoveXattr(const Credentials& cred, Ino ino, std::string_view name) {
+  InodeLocks lock(locks_, {ino});
+  FsResult<InodeRecord> r = LoadInode(ino);
+  if (!r.ok()) return r.status();
+  if (int e = XattrAccess(cred, *r, name, true)) return FsError{e};
+  std::string key = XattrKey(ino, name);
+  std::string old;
+  rocksdb::Status rs = db_->Get(rocksdb::ReadOptions(), meta_, key, &old);
+  if (rs.IsNotFound()) return FsError{ENODATA};
+  if (!rs.ok()) return EngineError(rs);
+  Txn txn;
+  txn.batch.Delete(meta_, key);
+  InodeRecord rec = *r;
+  rec.ctime = NowTimespec();
+  PutInode(txn, ino, rec);
+  return Commit(txn);
+}
+
+}  // namespace pail::fs

@@ -1,0 +1,254 @@
+// Lookup, create, mkdir, mknod, symlink, readlink, link, unlink, rmdir.
+#include <sys/sysmacros.h>
+
+#include "fs_test_util.h"
+
+namespace pail::fs::testing {
+namespace {
+
+using NamespaceTest = FsTest;
+
+TEST_F(NamespaceTest, RootExistsWithDefaults) {
+  Attr root = Stat(kRootIno);
+  EXPECT_EQ(root.mode, S_IFDIR | 0755u);
+  EXPECT_EQ(root.nlink, 2u);
+  EXPECT_EQ(root.uid, 0u);
+  EXPECT_EQ(root.gid, 0u);
+  EXPECT_EQ(root.generation, kGeneration);
+  auto dotdot = fs_->Lookup(Root(), kRootIno, "..");
+  ASSERT_FS_OK(dotdot);
+  EXPECT_EQ(dotdot->ino, kRootIno);
+  auto dot = fs_->Lookup(Root(), kRootIno, ".");
+  ASSERT_FS_OK(dot);
+  EXPECT_EQ(dot->ino, kRootIno);
+}
+
+TEST_F(NamespaceTest, CreateThenLookupAndTimestamps) {
+  Attr before = Stat(kRootIno);
+  auto created = fs_->Create(User(1000, 100), kRootIno, "f", 0640, {});
+  EXPECT_ERRNO(created, EACCES);  // root dir is 0755 root:root
+  Chmod(kRootIno, 0777);
+  before = Stat(kRootIno);
+  created = fs_->Create(User(1000, 100), kRootIno, "f", 0640, {});
+  ASSERT_FS_OK(created);
+  EXPECT_TRUE(created->created);
+  EXPECT_EQ(created->attr.mode, S_IFREG | 0640u);
+  EXPECT_EQ(created->attr.uid, 1000u);
+  EXPECT_EQ(created->attr.gid, 100u);
+  EXPECT_EQ(created->attr.nlink, 1u);
+  EXPECT_EQ(created->attr.size, 0u);
+  auto found = fs_->Lookup(User(1000, 100), kRootIno, "f");
+  ASSERT_FS_OK(found);
+  EXPECT_EQ(found->ino, created->attr.ino);
+  Attr after = Stat(kRootIno);
+  EXPECT_TRUE(before.mtime < after.mtime);
+  EXPECT_TRUE(after.mtime == after.ctime);
+  EXPECT_TRUE(created->attr.mtime == created->attr.ctime);
+  EXPECT_TRUE(created->attr.atime == created->attr.mtime);
+}
+
+TEST_F(NamespaceTest, CreateExclusiveAndNonExclusive) {
+  Ino f = MakeFile(kRootIno, "f");
+  WriteAt(f, 0, "hello");
+  EXPECT_ERRNO(fs_->Create(Root(), kRootIno, "f", 0644, CreateOptions{true, false, {}}), EEXIST);
+  auto again = fs_->Create(Root(), kRootIno, "f", 0600, CreateOptions{false, false, {}});
+  ASSERT_FS_OK(again);
+  EXPECT_FALSE(again->created);
+  EXPECT_EQ(again->attr.ino, f);
+  EXPECT_EQ(again->attr.size, 5u);
+  EXPECT_EQ(again->attr.mode, S_IFREG | 0644u);  // existing mode kept
+  auto truncating = fs_->Create(Root(), kRootIno, "f", 0644, CreateOptions{false, true, O_RDWR});
+  ASSERT_FS_OK(truncating);
+  EXPECT_EQ(truncating->attr.size, 0u);
+  EXPECT_NE(truncating->handle, 0u);
+  ASSERT_FS_OK(fs_->Release(truncating->handle));
+  Ino d = MakeDir(kRootIno, "d");
+  EXPECT_ERRNO(fs_->Create(Root(), kRootIno, "d", 0644, {}), EISDIR);
+  EXPECT_ERRNO(fs_->Create(Root(), f, "x", 0644, {}), ENOTDIR);
+  EXPECT_ERRNO(fs_->Create(Root(), 999999, "x", 0644, {}), ESTALE);
+  EXPECT_NE(d, 0u);
+}
+
+TEST_F(NamespaceTest, CreateOpensNewReadOnlyFileForWriting) {
+  Chmod(kRootIno, 0777);
+  auto c = fs_->Create(User(1000, 100), kRootIno, "ro", 0444, CreateOptions{true, false, O_WRONLY});
+  ASSERT_FS_OK(c);
+  ASSERT_FS_OK(fs_->Write(User(1000, 100), c->attr.ino, 0, "data", c->handle));
+  ASSERT_FS_OK(fs_->Release(c->handle));
+  EXPECT_ERRNO(fs_->Open(User(1000, 100), c->attr.ino, O_WRONLY), EACCES);
+}
+
+TEST_F(NamespaceTest, NamesOfAnyBytesUpTo255) {
+  std::string longest(255, 'a');
+  longest[0] = '\xff';
+  longest[1] = '\n';
+  longest[2] = '\x01';
+  Ino f = MakeFile(kRootIno, longest);
+  auto found = fs_->Lookup(Root(), kRootIno, longest);
+  ASSERT_FS_OK(found);
+  EXPECT_EQ(found->ino, f);
+  std::string too_long(256, 'b');
+  EXPECT_ERRNO(fs_->Create(Root(), kRootIno, too_long, 0644, {}), ENAMETOOLONG);
+  EXPECT_ERRNO(fs_->Mkdir(Root(), kRootIno, too_long, 0755), ENAMETOOLONG);
+  EXPECT_ERRNO(fs_->Lookup(Root(), kRootIno, too_long), ENAMETOOLONG);
+  EXPECT_ERRNO(fs_->Unlink(Root(), kRootIno, too_long), ENAMETOOLONG);
+  EXPECT_ERRNO(fs_->Symlink(Root(), kRootIno, too_long, "t"), ENAMETOOLONG);
+  EXPECT_ERRNO(fs_->Link(Root(), f, kRootIno, too_long), ENAMETOOLONG);
+  EXPECT_ERRNO(fs_->Rename(Root(), kRootIno, longest, kRootIno, too_long), ENAMETOOLONG);
+  EXPECT_ERRNO(fs_->Create(Root(), kRootIno, "a/b", 0644, {}), EINVAL);
+  EXPECT_ERRNO(fs_->Create(Root(), kRootIno, std::string("a\0b", 3), 0644, {}), EINVAL);
+  EXPECT_ERRNO(fs_->Create(Root(), kRootIno, "", 0644, {}), EINVAL);
+  EXPECT_ERRNO(fs_->Mkdir(Root(), kRootIno, ".", 0755), EEXIST);
+  EXPECT_ERRNO(fs_->Mkdir(Root(), kRootIno, "..", 0755), EEXIST);
+  EXPECT_ERRNO(fs_->Lookup(Root(), kRootIno, "missing"), ENOENT);
+}
+
+TEST_F(NamespaceTest, MkdirCountsLinksAndParents) {
+  Ino a = MakeDir(kRootIno, "a", 0750);
+  EXPECT_EQ(Stat(kRootIno).nlink, 3u);
+  Attr attr = Stat(a);
+  EXPECT_EQ(attr.mode, S_IFDIR | 0750u);
+  EXPECT_EQ(attr.nlink, 2u);
+  EXPECT_EQ(attr.size, kBlockSize);
+  Ino b = MakeDir(a, "b");
+  EXPECT_EQ(Stat(a).nlink, 3u);
+  MakeFile(a, "file");
+  EXPECT_EQ(Stat(a).nlink, 3u);  // files do not count
+  auto up = fs_->Lookup(Root(), b, "..");
+  ASSERT_FS_OK(up);
+  EXPECT_EQ(up->ino, a);
+  EXPECT_ERRNO(fs_->Mkdir(Root(), kRootIno, "a", 0755), EEXIST);
+  EXPECT_ERRNO(fs_->Mkdir(Root(), 424242, "x", 0755), ESTALE);
+}
+
+TEST_F(NamespaceTest, MknodMakesSpecialFiles) {
+  auto fifo = fs_->Mknod(Root(), kRootIno, "fifo", S_IFIFO | 0600, 0);
+  ASSERT_FS_OK(fifo);
+  EXPECT_EQ(fifo->mode, S_IFIFO | 0600u);
+  auto sock = fs_->Mknod(Root(), kRootIno, "sock", S_IFSOCK | 0644, 0);
+  ASSERT_FS_OK(sock);
+  EXPECT_EQ(sock->type(), static_cast<uint32_t>(S_IFSOCK));
+  auto chr = fs_->Mknod(Root(), kRootIno, "null", S_IFCHR | 0666, makedev(1, 3));
+  ASSERT_FS_OK(chr);
+  EXPECT_EQ(chr->rdev, makedev(1, 3));
+  auto blk = fs_->Mknod(Root(), kRootIno, "sda", S_IFBLK | 0660, makedev(8, 0));
+  ASSERT_FS_OK(blk);
+  EXPECT_EQ(Stat(blk->ino).rdev, makedev(8, 0));
+  auto reg = fs_->Mknod(Root(), kRootIno, "reg", S_IFREG | 0644, 0);
+  ASSERT_FS_OK(reg);
+  EXPECT_TRUE(reg->is_reg());
+  Chmod(kRootIno, 0777);
+  EXPECT_ERRNO(fs_->Mknod(User(1000, 100), kRootIno, "c", S_IFCHR | 0666, makedev(1, 3)), EPERM);
+  EXPECT_ERRNO(fs_->Mknod(User(1000, 100), kRootIno, "b", S_IFBLK | 0666, makedev(1, 3)), EPERM);
+  ASSERT_FS_OK(fs_->Mknod(User(1000, 100), kRootIno, "userfifo", S_IFIFO | 0644, 0));
+  EXPECT_ERRNO(fs_->Mknod(Root(), kRootIno, "dir", S_IFDIR | 0755, 0), EINVAL);
+  EXPECT_ERRNO(fs_->Mknod(Root(), kRootIno, "fifo", S_IFIFO | 0600, 0), EEXIST);
+  EXPECT_ERRNO(fs_->Read(Root(), fifo->ino, 0, 10), EINVAL);
+}
+
+TEST_F(NamespaceTest, SymlinkAndReadlink) {
+  std::string target = "../some/where\xff";
+  auto s = fs_->Symlink(Root(), kRootIno, "link", target);
+  ASSERT_FS_OK(s);
+  EXPECT_EQ(s->mode, S_IFLNK | 0777u);
+  EXPECT_EQ(s->size, target.size());
+  auto read = fs_->Readlink(Root(), s->ino);
+  ASSERT_FS_OK(read);
+  EXPECT_EQ(*read, target);
+  Ino f = MakeFile(kRootIno, "f");
+  EXPECT_ERRNO(fs_->Readlink(Root(), f), EINVAL);
+  EXPECT_ERRNO(fs_->Symlink(Root(), kRootIno, "empty", ""), ENOENT);
+  EXPECT_ERRNO(fs_->Symlink(Root(), kRootIno, "long", std::string(kSymlinkMax + 1, 'x')),
+               ENAMETOOLONG);
+  ASSERT_FS_OK(fs_->Symlink(Root(), kRootIno, "max", std::string(kSymlinkMax, 'x')));
+  EXPECT_ERRNO(fs_->Symlink(Root(), kRootIno, "link", "x"), EEXIST);
+  EXPECT_ERRNO(fs_->Open(Root(), s->ino, O_RDONLY), ELOOP);
+}
+
+TEST_F(NamespaceTest, HardLinks) {
+  Ino d = MakeDir(kRootIno, "d");
+  Ino f = MakeFile(kRootIno, "f");
+  WriteAt(f, 0, "shared data");
+  Attr before = Stat(f);
+  auto l = fs_->Link(Root(), f, d, "g");
+  ASSERT_FS_OK(l);
+  EXPECT_EQ(l->ino, f);
+  EXPECT_EQ(l->nlink, 2u);
+  EXPECT_TRUE(before.ctime < l->ctime);
+  auto g = fs_->Lookup(Root(), d, "g");
+  ASSERT_FS_OK(g);
+  EXPECT_EQ(g->ino, f);
+  ASSERT_FS_OK(fs_->Unlink(Root(), kRootIno, "f"));
+  EXPECT_EQ(Stat(f).nlink, 1u);
+  EXPECT_EQ(ReadAt(f, 0, 100), "shared data");
+  EXPECT_ERRNO(fs_->Link(Root(), d, kRootIno, "dirlink"), EPERM);
+  EXPECT_ERRNO(fs_->Link(Root(), f, d, "g"), EEXIST);
+  EXPECT_ERRNO(fs_->Link(Root(), f, f, "x"), ENOTDIR);
+  EXPECT_ERRNO(fs_->Link(Root(), 777777, d, "x"), ESTALE);
+  Chmod(d, 0777);
+  EXPECT_ERRNO(fs_->Link(User(1000, 100), f, kRootIno, "nope"), EACCES);
+  ExpectFsckClean();
+}
+
+TEST_F(NamespaceTest, LinkCountLimit) {
+  Ino d = MakeDir(kRootIno, "d");
+  Ino f = MakeFile(d, "f0");
+  for (uint32_t i = 1; i < kMaxLinks; ++i) {
+    auto r = fs_->Link(Root(), f, d, "f" + std::to_string(i));
+    ASSERT_TRUE(r.ok()) << i;
+  }
+  EXPECT_EQ(Stat(f).nlink, kMaxLinks);
+  EXPECT_ERRNO(fs_->Link(Root(), f, d, "one-too-many"), EMLINK);
+}
+
+TEST_F(NamespaceTest, UnlinkErrors) {
+  Ino d = MakeDir(kRootIno, "d");
+  Ino f = MakeFile(kRootIno, "f");
+  EXPECT_ERRNO(fs_->Unlink(Root(), kRootIno, "missing"), ENOENT);
+  EXPECT_ERRNO(fs_->Unlink(Root(), kRootIno, "d"), EISDIR);
+  EXPECT_ERRNO(fs_->Unlink(Root(), f, "x"), ENOTDIR);
+  EXPECT_ERRNO(fs_->Unlink(Root(), 31337, "x"), ESTALE);
+  Chmod(d, 0755);
+  MakeFile(d, "g");
+  EXPECT_ERRNO(fs_->Unlink(User(1000, 100), d, "g"), EACCES);
+  Attr before = Stat(kRootIno);
+  ASSERT_FS_OK(fs_->Unlink(Root(), kRootIno, "f"));
+  EXPECT_TRUE(before.mtime < Stat(kRootIno).mtime);
+  EXPECT_ERRNO(fs_->Lookup(Root(), kRootIno, "f"), ENOENT);
+  EXPECT_ERRNO(fs_->GetAttr(Root(), f), ESTALE);
+}
+
+TEST_F(NamespaceTest, RmdirRules) {
+  Ino a = MakeDir(kRootIno, "a");
+  MakeDir(a, "b");
+  MakeFile(kRootIno, "f");
+  EXPECT_ERRNO(fs_->Rmdir(Root(), kRootIno, "a"), ENOTEMPTY);
+  EXPECT_ERRNO(fs_->Rmdir(Root(), kRootIno, "f"), ENOTDIR);
+  EXPECT_ERRNO(fs_->Rmdir(Root(), kRootIno, "missing"), ENOENT);
+  EXPECT_ERRNO(fs_->Rmdir(Root(), a, "."), EINVAL);
+  EXPECT_ERRNO(fs_->Rmdir(Root(), a, ".."), ENOTEMPTY);
+  EXPECT_EQ(Stat(kRootIno).nlink, 3u);
+  ASSERT_FS_OK(fs_->Rmdir(Root(), a, "b"));
+  EXPECT_EQ(Stat(a).nlink, 2u);
+  ASSERT_FS_OK(fs_->Rmdir(Root(), kRootIno, "a"));
+  EXPECT_EQ(Stat(kRootIno).nlink, 2u);
+  EXPECT_ERRNO(fs_->GetAttr(Root(), a), ESTALE);
+  EXPECT_ERRNO(fs_->Mkdir(Root(), a, "x", 0755), ESTALE);
+  ExpectFsckClean();
+}
+
+TEST_F(NamespaceTest, RemovedButOpenDirectoryRefusesNewEntries) {
+  Ino a = MakeDir(kRootIno, "a");
+  auto h = fs_->Open(Root(), a, O_RDONLY | O_DIRECTORY);
+  ASSERT_FS_OK(h);
+  ASSERT_FS_OK(fs_->Rmdir(Root(), kRootIno, "a"));
+  EXPECT_EQ(Stat(a).nlink, 0u);
+  EXPECT_ERRNO(fs_->Create(Root(), a, "x", 0644, {}), ENOENT);
+  EXPECT_ERRNO(fs_->Mkdir(Root(), a, "x", 0755), ENOENT);
+  ASSERT_FS_OK(fs_->Release(*h));
+  EXPECT_ERRNO(fs_->GetAttr(Root(), a), ESTALE);
+  ExpectFsckClean();
+}
+
+}  // namespace
+}  // namespace pail::fs::testing

@@ -1,0 +1,209 @@
+// Directory listing with stable cookies, statfs, and extended attributes.
+#include <map>
+#include <set>
+
+#include "fs_test_util.h"
+
+namespace pail::fs::testing {
+namespace {
+
+using ReadDirTest = FsTest;
+using XattrTest = FsTest;
+
+std::vector<DirEntry> ListAll(FileSystem& fs, Ino dir, size_t page, bool attrs = false) {
+  std::vector<DirEntry> all;
+  uint64_t cookie = 0;
+  for (int guard = 0; guard < 100000; ++guard) {
+    auto r = fs.ReadDir(Root(), dir, cookie, page, attrs);
+    EXPECT_TRUE(r.ok());
+    if (!r.ok()) break;
+    for (auto& e : r->entries) {
+      cookie = e.next_cookie;
+      all.push_back(e);
+    }
+    if (r->eof) break;
+  }
+  return all;
+}
+
+TEST_F(ReadDirTest, ListsDotsAndEntriesWithTypesAndAttrs) {
+  Ino d = MakeDir(kRootIno, "d");
+  Ino f = MakeFile(d, "file");
+  Ino sub = MakeDir(d, "sub");
+  ASSERT_FS_OK(fs_->Symlink(Root(), d, "link", "file"));
+  auto all = ListAll(*fs_, d, 0, true);
+  ASSERT_EQ(all.size(), 5u);
+  EXPECT_EQ(all[0].name, ".");
+  EXPECT_EQ(all[0].ino, d);
+  EXPECT_EQ(all[1].name, "..");
+  EXPECT_EQ(all[1].ino, kRootIno);
+  EXPECT_EQ(all[2].name, "file");
+  EXPECT_EQ(all[2].ino, f);
+  EXPECT_EQ(all[2].type, static_cast<uint32_t>(S_IFREG));
+  EXPECT_EQ(all[3].name, "sub");
+  EXPECT_EQ(all[3].ino, sub);
+  EXPECT_EQ(all[3].type, static_cast<uint32_t>(S_IFDIR));
+  EXPECT_EQ(all[4].type, static_cast<uint32_t>(S_IFLNK));
+  for (const auto& e : all) {
+    ASSERT_TRUE(e.attr.has_value()) << e.name;
+    EXPECT_EQ(e.attr->ino, e.ino);
+  }
+  EXPECT_EQ(all[4].attr->size, 4u);
+  auto plain = fs_->ReadDir(Root(), d, 0, 0, false);
+  ASSERT_FS_OK(plain);
+  EXPECT_FALSE(plain->entries[2].attr.has_value());
+  EXPECT_TRUE(plain->eof);
+  EXPECT_ERRNO(fs_->ReadDir(Root(), f, 0, 0, false), ENOTDIR);
+  EXPECT_ERRNO(fs_->ReadDir(Root(), 123456, 0, 0, false), ESTALE);
+  // A cookie past the end is simply the end.
+  auto beyond = fs_->ReadDir(Root(), d, 1u << 30, 10, false);
+  ASSERT_FS_OK(beyond);
+  EXPECT_TRUE(beyond->entries.empty());
+  EXPECT_TRUE(beyond->eof);
+}
+
+TEST_F(ReadDirTest, PagesWithLimits) {
+  Ino d = MakeDir(kRootIno, "d");
+  for (int i = 0; i < 25; ++i) MakeFile(d, "f" + std::to_string(i));
+  auto first = fs_->ReadDir(Root(), d, 0, 10, false);
+  ASSERT_FS_OK(first);
+  EXPECT_EQ(first->entries.size(), 10u);
+  EXPECT_FALSE(first->eof);
+  auto all = ListAll(*fs_, d, 7);
+  EXPECT_EQ(all.size(), 27u);
+  std::set<std::string> names;
+  for (auto& e : all) names.insert(e.name);
+  EXPECT_EQ(names.size(), 27u);
+}
+
+TEST_F(ReadDirTest, CookiesStayValidWhileDirectoryChanges) {
+  Ino d = MakeDir(kRootIno, "d");
+  for (int i = 0; i < 100; ++i) MakeFile(d, "f" + std::to_string(i));
+  auto page = fs_->ReadDir(Root(), d, 0, 32, false);  // ., .., f0..f29
+  ASSERT_FS_OK(page);
+  ASSERT_EQ(page->entries.back().name, "f29");
+  uint64_t cookie = page->entries.back().next_cookie;
+  // Remove the last returned entry, some already returned and some not yet
+  // returned, and add new ones.
+  for (int i : {29, 3, 10, 30, 50, 99}) {
+    ASSERT_FS_OK(fs_->Unlink(Root(), d, "f" + std::to_string(i)));
+  }
+  for (int i = 0; i < 5; ++i) MakeFile(d, "new" + std::to_string(i));
+  std::vector<std::string> rest;
+  for (int guard = 0; guard < 1000; ++guard) {
+    auto r = fs_->ReadDir(Root(), d, cookie, 9, false);
+    ASSERT_FS_OK(r);
+    for (auto& e : r->entries) {
+      rest.push_back(e.name);
+      cookie = e.next_cookie;
+    }
+    if (r->eof) break;
+  }
+  std::vector<std::string> expected;
+  for (int i = 31; i < 99; ++i) {
+    if (i != 50) expected.push_back("f" + std::to_string(i));
+  }
+  for (int i = 0; i < 5; ++i) expected.push_back("new" + std::to_string(i));
+  EXPECT_EQ(rest, expected);
+}
+
+TEST_F(ReadDirTest, NeedsReadPermission) {
+  Ino d = MakeDir(kRootIno, "d", 0711);
+  EXPECT_ERRNO(fs_->ReadDir(User(1000, 100), d, 0, 0, false), EACCES);
+  Chmod(d, 0744);
+  ASSERT_FS_OK(fs_->ReadDir(User(1000, 100), d, 0, 0, false));
+}
+
+TEST_F(XattrTest, SetGetListRemove) {
+  Ino f = MakeFile(kRootIno, "f");
+  Attr before = Stat(f);
+  std::string binary("\0\xff\x01value", 8);
+  ASSERT_FS_OK(fs_->SetXattr(Root(), f, "user.one", binary, 0));
+  EXPECT_TRUE(before.ctime < Stat(f).ctime);
+  ASSERT_FS_OK(fs_->SetXattr(Root(), f, "user.two", "", 0));
+  ASSERT_FS_OK(fs_->SetXattr(Root(), f, "trusted.t", "root only", 0));
+  ASSERT_FS_OK(fs_->SetXattr(Root(), f, "security.s", "label", 0));
+  auto one = fs_->GetXattr(Root(), f, "user.one");
+  ASSERT_FS_OK(one);
+  EXPECT_EQ(*one, binary);
+  auto two = fs_->GetXattr(Root(), f, "user.two");
+  ASSERT_FS_OK(two);
+  EXPECT_EQ(*two, "");
+  auto names = fs_->ListXattr(Root(), f);
+  ASSERT_FS_OK(names);
+  EXPECT_EQ(std::set<std::string>(names->begin(), names->end()),
+            (std::set<std::string>{"user.one", "user.two", "trusted.t", "security.s"}));
+  auto user_names = fs_->ListXattr(User(1000, 100), f);
+  ASSERT_FS_OK(user_names);
+  EXPECT_EQ(std::set<std::string>(user_names->begin(), user_names->end()),
+            (std::set<std::string>{"user.one", "user.two", "security.s"}));
+  ASSERT_FS_OK(fs_->RemoveXattr(Root(), f, "user.one"));
+  EXPECT_ERRNO(fs_->GetXattr(Root(), f, "user.one"), ENODATA);
+  EXPECT_ERRNO(fs_->RemoveXattr(Root(), f, "user.one"), ENODATA);
+  // Xattrs work on directories and survive a remount.
+  Ino d = MakeDir(kRootIno, "d");
+  ASSERT_FS_OK(fs_->SetXattr(Root(), d, "user.dir", "yes", 0));
+  Remount();
+  EXPECT_EQ(*fs_->GetXattr(Root(), d, "user.dir"), "yes");
+  EXPECT_EQ(*fs_->GetXattr(Root(), f, "trusted.t"), "root only");
+  // They go away with their inode.
+  ASSERT_FS_OK(fs_->Unlink(Root(), kRootIno, "f"));
+  ExpectFsckClean();
+}
+
+TEST_F(XattrTest, CreateAndReplaceFlags) {
+  Ino f = MakeFile(kRootIno, "f");
+  EXPECT_ERRNO(fs_->SetXattr(Root(), f, "user.a", "1", kXattrReplace), ENODATA);
+  ASSERT_FS_OK(fs_->SetXattr(Root(), f, "user.a", "1", kXattrCreate));
+  EXPECT_ERRNO(fs_->SetXattr(Root(), f, "user.a", "2", kXattrCreate), EEXIST);
+  ASSERT_FS_OK(fs_->SetXattr(Root(), f, "user.a", "3", kXattrReplace));
+  EXPECT_EQ(*fs_->GetXattr(Root(), f, "user.a"), "3");
+  ASSERT_FS_OK(fs_->SetXattr(Root(), f, "user.a", "4", 0));
+  EXPECT_EQ(*fs_->GetXattr(Root(), f, "user.a"), "4");
+  EXPECT_ERRNO(fs_->SetXattr(Root(), f, "user.a", "5", kXattrCreate | kXattrReplace), EINVAL);
+  EXPECT_ERRNO(fs_->SetXattr(Root(), f, "user.a", "5", 8), EINVAL);
+}
+
+TEST_F(XattrTest, NamespacesLimitsAndPermissions) {
+  Ino f = MakeFile(kRootIno, "f", 0644);
+  Chown(f, 1000, 100);
+  Credentials owner = User(1000, 100), other = User(2000, 200);
+  ASSERT_FS_OK(fs_->SetXattr(owner, f, "user.mine", "v", 0));
+  ASSERT_FS_OK(fs_->GetXattr(other, f, "user.mine"));
+  EXPECT_ERRNO(fs_->SetXattr(other, f, "user.theirs", "v", 0), EACCES);
+  EXPECT_ERRNO(fs_->RemoveXattr(other, f, "user.mine"), EACCES);
+  Chmod(f, 0600);
+  EXPECT_ERRNO(fs_->GetXattr(other, f, "user.mine"), EACCES);
+  EXPECT_ERRNO(fs_->SetXattr(owner, f, "trusted.x", "v", 0), EPERM);
+  EXPECT_ERRNO(fs_->SetXattr(owner, f, "security.x", "v", 0), EPERM);
+  EXPECT_ERRNO(fs_->SetXattr(Root(), f, "system.posix_acl_access", "v", 0), EOPNOTSUPP);
+  EXPECT_ERRNO(fs_->SetXattr(Root(), f, "nonamespace", "v", 0), EOPNOTSUPP);
+  EXPECT_ERRNO(fs_->SetXattr(Root(), f, "user." + std::string(251, 'n'), "v", 0), ERANGE);
+  ASSERT_FS_OK(fs_->SetXattr(Root(), f, "user." + std::string(250, 'n'), "v", 0));
+  EXPECT_ERRNO(fs_->SetXattr(Root(), f, "user.big", std::string(kXattrValueMax + 1, 'v'), 0), E2BIG);
+  ASSERT_FS_OK(fs_->SetXattr(Root(), f, "user.big", std::string(kXattrValueMax, 'v'), 0));
+  EXPECT_ERRNO(fs_->GetXattr(Root(), f, "user.absent"), ENODATA);
+  auto fifo = fs_->Mknod(Root(), kRootIno, "fifo", S_IFIFO | 0666, 0);
+  ASSERT_FS_OK(fifo);
+  EXPECT_ERRNO(fs_->SetXattr(Root(), fifo->ino, "user.x", "v", 0), EPERM);
+  EXPECT_ERRNO(fs_->GetXattr(Root(), fifo->ino, "user.x"), ENODATA);
+  ASSERT_FS_OK(fs_->SetXattr(Root(), fifo->ino, "trusted.x", "v", 0));
+  EXPECT_ERRNO(fs_->GetXattr(Root(), 8888888, "user.x"), ESTALE);
+}
+
+TEST_F(ReadDirTest, StatFsReportsUsage) {
+  auto empty = fs_->StatFs(Root(), kRootIno);
+  ASSERT_FS_OK(empty);
+  EXPECT_EQ(empty->block_size, kBlockSize);
+  EXPECT_EQ(empty->total_blocks, (1ull << 34) / kBlockSize);
+  EXPECT_EQ(empty->free_blocks, empty->total_blocks);
+  Ino f = MakeFile(kRootIno, "f");
+  WriteAt(f, 0, std::string(10 * kBlockSize, 'x'));
+  auto used = fs_->StatFs(Root(), kRootIno);
+  ASSERT_FS_OK(used);
+  EXPECT_EQ(used->total_blocks - used->free_blocks, 10u);
+  EXPECT_EQ(empty->free_files - used->free_files, 1u);
+}
+
+}  // namespace
+}  // namespace pail::fs::testing
