@@ -1,0 +1,394 @@
+// workloads_bench: the ten workloads of the reference bench suite, on any
+// directory (a pailfs FUSE mount, a local directory, another FUSE file
+// system), so the same run compares them.
+//
+//   workloads_bench --dir D [--ops N] [--size BYTES] [--only name[,name]]
+//
+// Each workload gets a fresh subdirectory of D and an untimed setup, then
+// runs N operations one after another, timing each one alone, and finally
+// calls sync(). ops/s counts successful operations over the loop plus that
+// final sync(); latencies (mean, p50, p99) cover the operations only. The
+// work directory is removed afterwards (untimed).
+#include <dirent.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <random>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Shape of the directory-traversal tree: kTreeFanout subdirectories per
+// level, kTreeDepth levels, kFilesPerDir small text files in each.
+constexpr int kTreeDepth = 3;
+constexpr int kTreeFanout = 6;
+constexpr int kFilesPerDir = 3;
+// Files the metadata workload stats in turn; file i holds (i + 1) KiB.
+constexpr int kMetadataFiles = 100;
+// The data-modification file is this many blocks long, the random-read one
+// this many.
+constexpr int kModifyFileBlocks = 10;
+constexpr int kReadFileBlocks = 100;
+constexpr uint64_t kRandomSeed = 42;
+
+struct Options {
+  std::string dir;
+  int ops = 10000;
+  size_t size = 4096;
+  std::set<std::string> only;
+};
+
+[[noreturn]] void Die(const std::string& what) {
+  std::fprintf(stderr, "workloads_bench: %s: %s\n", what.c_str(), std::strerror(errno));
+  std::exit(1);
+}
+
+std::string Name6(const char* prefix, int i, const char* suffix) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%s%06d%s", prefix, i, suffix);
+  return buf;
+}
+
+// Returns false (errno set) on any failure, the way each timed op reports.
+bool WriteAll(int fd, const char* data, size_t n) {
+  while (n > 0) {
+    ssize_t w = write(fd, data, n);
+    if (w <= 0) return false;
+    data += w;
+    n -= static_cast<size_t>(w);
+  }
+  return true;
+}
+
+bool ReadExact(int fd, char* data, size_t n) {
+  while (n > 0) {
+    ssize_t r = read(fd, data, n);
+    if (r <= 0) {
+      if (r == 0) errno = EIO;  // short file
+      return false;
+    }
+    data += r;
+    n -= static_cast<size_t>(r);
+  }
+  return true;
+}
+
+bool CreateWithContent(const std::string& path, const std::string& content) {
+  int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0666);
+  if (fd < 0) return false;
+  bool ok = WriteAll(fd, content.data(), content.size());
+  int saved = errno;
+  if (close(fd) != 0 && ok) return false;
+  errno = saved;
+  return ok;
+}
+
+void MustCreate(const std::string& path, const std::string& content) {
+  if (!CreateWithContent(path, content)) Die("setup: create " + path);
+}
+
+void MustMkdir(const std::string& path) {
+  if (mkdir(path.c_str(), 0777) != 0) Die("setup: mkdir " + path);
+}
+
+int RemoveOne(const char* path, const struct stat*, int, struct FTW*) {
+  remove(path);
+  return 0;
+}
+
+void RemoveTree(const std::string& path) { nftw(path.c_str(), RemoveOne, 32, FTW_DEPTH | FTW_PHYS); }
+
+// One full recursive listing with a stat of every entry; false on error.
+bool Walk(const std::string& dir, size_t* entries) {
+  DIR* d = opendir(dir.c_str());
+  if (d == nullptr) return false;
+  bool ok = true;
+  while (dirent* e = readdir(d)) {
+    if (std::strcmp(e->d_name, ".") == 0 || std::strcmp(e->d_name, "..") == 0) continue;
+    std::string path = dir + "/" + e->d_name;
+    struct stat st;
+    if (lstat(path.c_str(), &st) != 0) {
+      ok = false;
+      break;
+    }
+    ++*entries;
+    if (S_ISDIR(st.st_mode) && !Walk(path, entries)) {
+      ok = false;
+      break;
+    }
+  }
+  int saved = errno;
+  closedir(d);
+  errno = saved;
+  return ok;
+}
+
+void BuildTree(const std::string& dir, int depth) {
+  for (int j = 0; j < kFilesPerDir; ++j) {
+    MustCreate(dir + "/file_" + std::to_string(j) + ".txt",
+               "This is file " + std::to_string(j) + " at depth " + std::to_string(depth) + "\n");
+  }
+  if (depth == kTreeDepth) return;
+  for (int i = 0; i < kTreeFanout; ++i) {
+    char name[32];
+    std::snprintf(name, sizeof name, "dir_%03d_%03d", depth, i);
+    std::string sub = dir + "/" + name;
+    MustMkdir(sub);
+    BuildTree(sub, depth + 1);
+  }
+}
+
+struct Workload {
+  const char* name;
+  // Untimed preparation in the workload's own directory; returns the
+  // timed operation for op index i, which returns false (errno set) on failure.
+  std::function<std::function<bool(int)>(const std::string& dir, const Options& o)> prepare;
+};
+
+std::vector<Workload> AllWorkloads() {
+  return {
+      {"sequential-writes",
+       [](const std::string& dir, const Options& o) -> std::function<bool(int)> {
+         auto data = std::make_shared<std::string>(o.size, '\0');
+         for (size_t i = 0; i < o.size; ++i) (*data)[i] = static_cast<char>(i % 256);
+         return [dir, data](int i) {
+           return CreateWithContent(dir + "/" + Name6("file_", i, ".dat"), *data);
+         };
+       }},
+      {"data-modifications",
+       [](const std::string& dir, const Options& o) -> std::function<bool(int)> {
+         std::string path = dir + "/data.dat";
+         MustCreate(path, std::string(o.size * kModifyFileBlocks, 'd'));
+         auto rng = std::make_shared<std::mt19937_64>(kRandomSeed);
+         auto patch = std::make_shared<std::string>(o.size, '\0');
+         for (char& ch : *patch) ch = static_cast<char>((*rng)());
+         size_t span = o.size * (kModifyFileBlocks - 1);
+         return [path, rng, patch, span](int) {
+           off_t offset = static_cast<off_t>((*rng)() % span);
+           int fd = open(path.c_str(), O_WRONLY);
+           if (fd < 0) return false;
+           bool ok = lseek(fd, offset, SEEK_SET) == offset && WriteAll(fd, patch->data(), patch->size());
+           return close(fd) == 0 && ok;
+         };
+       }},
+      {"single-file-append",
+       [](const std::string& dir, const Options& o) -> std::function<bool(int)> {
+         std::string path = dir + "/append.dat";
+         MustCreate(path, "");
+         auto data = std::make_shared<std::string>(o.size, 'a');
+         return [path, data](int) {
+           int fd = open(path.c_str(), O_WRONLY | O_APPEND);
+           if (fd < 0) return false;
+           bool ok = WriteAll(fd, data->data(), data->size());
+           return close(fd) == 0 && ok;
+         };
+       }},
+      {"empty-files",
+       [](const std::string& dir, const Options&) -> std::function<bool(int)> {
+         return [dir](int i) {
+           int fd = open((dir + "/" + Name6("empty_", i, ".txt")).c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0666);
+           return fd >= 0 && close(fd) == 0;
+         };
+       }},
+      {"empty-dirs",
+       [](const std::string& dir, const Options&) -> std::function<bool(int)> {
+         return [dir](int i) { return mkdir((dir + "/" + Name6("dir_", i, "")).c_str(), 0777) == 0; };
+       }},
+      {"random-reads",
+       [](const std::string& dir, const Options& o) -> std::function<bool(int)> {
+         std::string path = dir + "/data.dat";
+         std::string content(o.size * kReadFileBlocks, '\0');
+         for (size_t i = 0; i < content.size(); ++i) content[i] = static_cast<char>(i * 7);
+         MustCreate(path, content);
+         auto rng = std::make_shared<std::mt19937_64>(kRandomSeed);
+         auto buf = std::make_shared<std::string>(o.size, '\0');
+         size_t span = o.size * (kReadFileBlocks - 1);
+         return [path, rng, buf, span](int) {
+           off_t offset = static_cast<off_t>((*rng)() % span);
+           int fd = open(path.c_str(), O_RDONLY);
+           if (fd < 0) return false;
+           bool ok = lseek(fd, offset, SEEK_SET) == offset && ReadExact(fd, buf->data(), buf->size());
+           return close(fd) == 0 && ok;
+         };
+       }},
+      {"file-moves",
+       [](const std::string& dir, const Options& o) -> std::function<bool(int)> {
+         MustMkdir(dir + "/src");
+         MustMkdir(dir + "/dst");
+         std::string data(o.size, 'm');
+         for (int i = 0; i < o.ops; ++i) MustCreate(dir + "/src/" + Name6("file_", i, ".dat"), data);
+         return [dir](int i) {
+           std::string name = Name6("file_", i, ".dat");
+           return rename((dir + "/src/" + name).c_str(), (dir + "/dst/" + name).c_str()) == 0;
+         };
+       }},
+      {"file-deletion",
+       [](const std::string& dir, const Options& o) -> std::function<bool(int)> {
+         std::string data(o.size, 'x');
+         for (int i = 0; i < o.ops; ++i) MustCreate(dir + "/" + Name6("file_", i, ".dat"), data);
+         return [dir](int i) { return unlink((dir + "/" + Name6("file_", i, ".dat")).c_str()) == 0; };
+       }},
+      {"directory-traversal",
+       [](const std::string& dir, const Options&) -> std::function<bool(int)> {
+         BuildTree(dir, 0);
+         return [dir](int) {
+           size_t entries = 0;
+           return Walk(dir, &entries);
+         };
+       }},
+      {"metadata-ops",
+       [](const std::string& dir, const Options&) -> std::function<bool(int)> {
+         auto paths = std::make_shared<std::vector<std::string>>();
+         for (int i = 0; i < kMetadataFiles; ++i) {
+           char name[32];
+           std::snprintf(name, sizeof name, "file_%03d.dat", i);
+           paths->push_back(dir + "/" + name);
+           MustCreate(paths->back(), std::string(static_cast<size_t>(i + 1) * 1024, 'z'));
+         }
+         return [paths](int i) {
+           struct stat st;
+           if (stat((*paths)[static_cast<size_t>(i) % paths->size()].c_str(), &st) != 0) return false;
+           // Read the fields the reference reads: length, type, mtime.
+           volatile bool used = st.st_size > 0 && S_ISREG(st.st_mode) && st.st_mtim.tv_sec > 0;
+           (void)used;
+           return true;
+         };
+       }},
+  };
+}
+
+struct Result {
+  int ok_ops = 0;
+  int failed_ops = 0;
+  std::string first_error;
+  double seconds = 0;  // loop + final sync
+  std::vector<double> latencies_us;
+};
+
+Result Run(const Workload& w, const std::string& dir, const Options& o) {
+  std::function<bool(int)> op = w.prepare(dir, o);
+  sync();  // setup's dirty data must not be charged to the timed run
+  Result r;
+  r.latencies_us.reserve(static_cast<size_t>(o.ops));
+  Clock::time_point start = Clock::now();
+  for (int i = 0; i < o.ops; ++i) {
+    Clock::time_point t0 = Clock::now();
+    bool ok = op(i);
+    Clock::time_point t1 = Clock::now();
+    if (ok) {
+      ++r.ok_ops;
+      r.latencies_us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
+    } else {
+      ++r.failed_ops;
+      if (r.first_error.empty()) r.first_error = std::strerror(errno);
+    }
+  }
+  sync();
+  r.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  return r;
+}
+
+double Percentile(std::vector<double>& sorted, double p) {
+  if (sorted.empty()) return 0;
+  size_t index = static_cast<size_t>(p * static_cast<double>(sorted.size() - 1) + 0.5);
+  return sorted[std::min(index, sorted.size() - 1)];
+}
+
+[[noreturn]] void Usage(const std::string& why) {
+  std::fprintf(stderr,
+               "workloads_bench: %s\n"
+               "usage: workloads_bench --dir D [--ops N] [--size BYTES] [--only name[,name]]\n"
+               "workloads:",
+               why.c_str());
+  for (const Workload& w : AllWorkloads()) std::fprintf(stderr, " %s", w.name);
+  std::fprintf(stderr, "\n");
+  std::exit(2);
+}
+
+long ParsePositive(const std::string& s, const char* flag) {
+  char* end = nullptr;
+  long v = std::strtol(s.c_str(), &end, 10);
+  if (s.empty() || *end != '\0' || v <= 0 || v > 100000000) Usage(std::string("bad value for ") + flag);
+  return v;
+}
+
+Options ParseArgs(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) Usage("missing value for " + a);
+      return argv[++i];
+    };
+    if (a == "--dir") {
+      o.dir = value();
+    } else if (a == "--ops") {
+      o.ops = static_cast<int>(ParsePositive(value(), "--ops"));
+    } else if (a == "--size") {
+      o.size = static_cast<size_t>(ParsePositive(value(), "--size"));
+    } else if (a == "--only") {
+      std::stringstream in(value());
+      std::string name;
+      while (std::getline(in, name, ',')) o.only.insert(name);
+    } else {
+      Usage("unknown argument " + a);
+    }
+  }
+  if (o.dir.empty()) Usage("--dir is required");
+  for (const std::string& name : o.only) {
+    bool known = false;
+    for (const Workload& w : AllWorkloads()) known |= name == w.name;
+    if (!known) Usage("unknown workload " + name);
+  }
+  return o;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o = ParseArgs(argc, argv);
+  struct statfs sf;
+  if (statfs(o.dir.c_str(), &sf) != 0) Die("statfs " + o.dir);
+  std::string work = o.dir + "/workloads_bench." + std::to_string(getpid());
+  MustMkdir(work);
+  std::printf("dir %s (fs type 0x%lx), %d ops of %zu bytes per workload\n", o.dir.c_str(),
+              static_cast<unsigned long>(sf.f_type), o.ops, o.size);
+  std::printf("%-20s %8s %10s %10s %10s %10s %7s\n", "workload", "ops", "ops/s", "mean_us",
+              "p50_us", "p99_us", "errors");
+  int total_failed = 0;
+  for (const Workload& w : AllWorkloads()) {
+    if (!o.only.empty() && !o.only.count(w.name)) continue;
+    std::string dir = work + "/" + w.name;
+    MustMkdir(dir);
+    Result r = Run(w, dir, o);
+    std::vector<double>& lat = r.latencies_us;
+    std::sort(lat.begin(), lat.end());
+    double sum = 0;
+    for (double v : lat) sum += v;
+    double mean = lat.empty() ? 0 : sum / static_cast<double>(lat.size());
+    std::printf("%-20s %8d %10.1f %10.1f %10.1f %10.1f %7d%s%s\n", w.name, r.ok_ops,
+                r.seconds > 0 ? r.ok_ops / r.seconds : 0.0, mean, Percentile(lat, 0.50),
+                Percentile(lat, 0.99), r.failed_ops, r.first_error.empty() ? "" : "  first error: ",
+                r.first_error.c_str());
+    std::fflush(stdout);
+    total_failed += r.failed_ops;
+    RemoveTree(dir);
+  }
+  RemoveTree(work);
+  return total_failed == 0 ? 0 : 1;
+}

@@ -1,0 +1,32 @@
+// Translations between libfuse's low-level types and the filesystem core's.
+#pragma once
+
+#include "fuse/fuse_lowlevel_include.h"
+
+#include <sys/stat.h>
+
+#include "fs/filesystem.h"
+
+namespace pail::fuse {
+
+// How long the kernel may trust attributes and names without asking again.
+// Every change made through this mount updates or invalidates the kernel's
+// copy itself, so the timeouts only bound how long a change made through
+// another protocol of the same process (NFS) can go unseen here.
+inline constexpr double kAttrTimeoutSeconds = 1.0;
+inline constexpr double kEntryTimeoutSeconds = 1.0;
+// Remembering that a name does not exist saves a lookup per failed path
+// walk; creates through this mount replace the negative entry at once.
+inline constexpr double kNegativeTimeoutSeconds = 1.0;
+
+struct stat ToStat(const fs::Attr& attr);
+
+// A lookup-style reply for `attr` (generation, timeouts, stat).
+fuse_entry_param ToEntry(const fs::Attr& attr);
+
+// The caller of a request: uid/gid from the request header, supplementary
+// groups from /proc. Root needs no groups (it passes every check the
+// groups could matter for), which saves reading /proc on its requests.
+fs::Credentials CredentialsOf(fuse_req_t req);
+
+}  // namespace pail::fuse

@@ -1,0 +1,23 @@
+// The low-level request handlers: each kernel request becomes one call of
+// the filesystem core with the caller's credentials, and its answer.
+#pragma once
+
+#include <functional>
+
+#include "fs/filesystem.h"
+#include "fuse/fuse_lowlevel_include.h"
+
+namespace pail::fuse {
+
+// What every handler reaches through fuse_req_userdata().
+struct FuseContext {
+  fs::FileSystem* fs = nullptr;
+  // Runs on a loop thread once the kernel's INIT handshake is answered.
+  std::function<void()> on_init;
+  // Set during INIT: the kernel can skip OPENDIR when we decline it.
+  bool decline_opendir = false;
+};
+
+const fuse_lowlevel_ops& FuseOperations();
+
+}  // namespace pail::fuse

@@ -1,0 +1,208 @@
+#include "fuse/fuse_server.h"
+
+#include <fcntl.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <condition_variable>
+#include <cstdarg>
+#include <cstdio>
+#include <cstring>
+#include <mutex>
+#include <thread>
+
+#include <spdlog/spdlog.h>
+
+#include "fuse/fuse_lowlevel_include.h"
+#include "fuse/fuse_ops.h"
+#include "fuse/request_loop.h"
+
+namespace pail::fuse {
+
+namespace {
+
+// How long Start() waits for the kernel's INIT after mounting.
+constexpr std::chrono::seconds kInitTimeout{10};
+// How long Stop() lets the kernel end the connection after the lazy
+// unmount (it does once nothing uses the mount any more) before aborting it.
+constexpr std::chrono::seconds kUnmountGrace{3};
+// Where the kernel's fusectl filesystem lists FUSE connections by device
+// minor number; writing to <minor>/abort ends a connection at once.
+constexpr const char* kFuseConnectionsDir = "/sys/fs/fuse/connections";
+
+void LogFromLibfuse(enum fuse_log_level level, const char* fmt, va_list ap) {
+  char line[1024];
+  std::vsnprintf(line, sizeof line, fmt, ap);
+  size_t n = std::strlen(line);
+  while (n > 0 && line[n - 1] == '\n') line[--n] = '\0';
+  if (level <= FUSE_LOG_ERR) {
+    spdlog::error("fuse: {}", line);
+  } else if (level <= FUSE_LOG_NOTICE) {
+    spdlog::info("fuse: {}", line);
+  } else {
+    spdlog::debug("fuse: {}", line);
+  }
+}
+
+std::string Errno(const std::string& what) { return what + ": " + std::strerror(errno); }
+
+// Ends a FUSE connection that the lazy unmount left alive because some
+// process still holds a file of it open.
+void AbortConnection(dev_t dev) {
+  struct stat st;
+  if (stat(kFuseConnectionsDir, &st) == 0 &&
+      stat((std::string(kFuseConnectionsDir) + "/" + std::to_string(minor(dev))).c_str(), &st) != 0) {
+    // fusectl may simply not be mounted yet.
+    mount("fusectl", kFuseConnectionsDir, "fusectl", 0, nullptr);
+  }
+  std::string abort_path =
+      std::string(kFuseConnectionsDir) + "/" + std::to_string(minor(dev)) + "/abort";
+  int fd = open(abort_path.c_str(), O_WRONLY);
+  if (fd < 0 || write(fd, "1", 1) != 1) {
+    spdlog::error("fuse: could not abort connection via {}: {}", abort_path, std::strerror(errno));
+  }
+  if (fd >= 0) close(fd);
+}
+
+}  // namespace
+
+class FuseServer::Impl {
+ public:
+  Impl(fs::FileSystem& fs, FuseServerOptions options) : options_(std::move(options)) {
+    context_.fs = &fs;
+    context_.on_init = [this] {
+      std::lock_guard<std::mutex> g(mu_);
+      initialized_ = true;
+      cv_.notify_all();
+    };
+  }
+
+  Status Start();
+  void Stop();
+
+ private:
+  Status CheckMountpoint();
+  void RunLoop();
+
+  FuseServerOptions options_;
+  FuseContext context_;
+  fuse_session* session_ = nullptr;
+  bool mounted_ = false;
+  dev_t mount_dev_ = 0;
+  std::thread loop_;
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool initialized_ = false;
+  bool loop_ended_ = false;
+};
+
+Status FuseServer::Impl::CheckMountpoint() {
+  const std::string& mnt = options_.mountpoint;
+  if (mnt.empty()) return Status::InvalidArgument("fuse: mountpoint is empty");
+  struct stat st;
+  if (stat(mnt.c_str(), &st) != 0 && errno == ENOTCONN) {
+    // A FUSE mount whose server died (a crash or SIGKILL of an earlier
+    // pailfs): nothing can use it any more, so detach it and mount afresh.
+    spdlog::warn("fuse: detaching stale mount at {}", mnt);
+    if (umount2(mnt.c_str(), MNT_DETACH) != 0) {
+      return Status::IOError(Errno("fuse: detaching stale mount at " + mnt));
+    }
+  }
+  if (stat(mnt.c_str(), &st) != 0) return Status::InvalidArgument(Errno("fuse: mountpoint " + mnt));
+  if (!S_ISDIR(st.st_mode)) {
+    return Status::InvalidArgument("fuse: mountpoint " + mnt + " is not a directory");
+  }
+  return Status::OK();
+}
+
+Status FuseServer::Impl::Start() {
+  if (session_ != nullptr) return Status::InvalidArgument("fuse: already started");
+  PAIL_RETURN_IF_ERROR(CheckMountpoint());
+  fuse_set_log_func(LogFromLibfuse);
+
+  // default_permissions: the kernel checks access with the attributes we
+  // report, including on cached path lookups, which never reach us.
+  std::string mount_options = "default_permissions,fsname=pailfs,subtype=pailfs";
+  if (options_.allow_other) mount_options += ",allow_other";
+  std::string program = "pailfs", dash_o = "-o";
+  char* argv[] = {program.data(), dash_o.data(), mount_options.data(), nullptr};
+  fuse_args args = FUSE_ARGS_INIT(3, argv);
+  session_ = fuse_session_new(&args, &FuseOperations(), sizeof(fuse_lowlevel_ops), &context_);
+  fuse_opt_free_args(&args);
+  if (session_ == nullptr) return Status::InvalidArgument("fuse: could not create session");
+
+  if (fuse_session_mount(session_, options_.mountpoint.c_str()) != 0) {
+    fuse_session_destroy(session_);
+    session_ = nullptr;
+    return Status::IOError("fuse: mounting " + options_.mountpoint +
+                           " failed (is /dev/fuse usable and are we root?)");
+  }
+  mounted_ = true;
+  loop_ = std::thread([this] { RunLoop(); });
+
+  bool live;
+  {
+    std::unique_lock<std::mutex> lock(mu_);
+    live = cv_.wait_for(lock, kInitTimeout, [this] { return initialized_ || loop_ended_; }) &&
+           initialized_;
+  }
+  if (!live) {
+    Stop();
+    return Status::IOError("fuse: the kernel did not complete the handshake at " +
+                           options_.mountpoint);
+  }
+  struct stat st;
+  if (stat(options_.mountpoint.c_str(), &st) == 0) mount_dev_ = st.st_dev;
+  spdlog::info("fuse: mounted at {}", options_.mountpoint);
+  return Status::OK();
+}
+
+void FuseServer::Impl::RunLoop() {
+  int rc = RequestLoop(session_, options_.threads).Run();
+  if (rc != 0) spdlog::warn("fuse: request loop ended with {}", rc);
+  std::lock_guard<std::mutex> g(mu_);
+  loop_ended_ = true;
+  cv_.notify_all();
+}
+
+void FuseServer::Impl::Stop() {
+  if (session_ == nullptr) return;
+  fuse_session_exit(session_);
+  if (mounted_) {
+    // Detaching ends the connection as soon as no process uses the mount;
+    // the loop threads then see the device close and return.
+    if (umount2(options_.mountpoint.c_str(), MNT_DETACH) != 0) {
+      spdlog::error("fuse: unmounting {}: {}", options_.mountpoint, std::strerror(errno));
+    }
+    std::unique_lock<std::mutex> lock(mu_);
+    if (!cv_.wait_for(lock, kUnmountGrace, [this] { return loop_ended_; })) {
+      lock.unlock();
+      spdlog::warn("fuse: {} still in use after unmount; aborting the connection",
+                   options_.mountpoint);
+      if (mount_dev_ != 0) AbortConnection(mount_dev_);
+    }
+  }
+  if (loop_.joinable()) loop_.join();
+  // Closes the device; the mount is gone already, so no second unmount.
+  fuse_session_unmount(session_);
+  fuse_session_destroy(session_);
+  session_ = nullptr;
+  mounted_ = false;
+  spdlog::info("fuse: unmounted {}", options_.mountpoint);
+}
+
+FuseServer::FuseServer(fs::FileSystem& fs, FuseServerOptions options)
+    : impl_(std::make_unique<Impl>(fs, std::move(options))) {}
+
+FuseServer::~FuseServer() { Stop(); }
+
+Status FuseServer::Start() { return impl_->Start(); }
+
+void FuseServer::Stop() { impl_->Stop(); }
+
+}  // namespace pail::fuse

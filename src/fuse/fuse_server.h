@@ -1,0 +1,54 @@
+// FuseServer: serves a fs::FileSystem through the kernel's FUSE device.
+//
+// Start() mounts the filesystem at options.mountpoint and answers kernel
+// requests on its own threads (see request_loop.h);
+// it returns once the kernel has completed the FUSE handshake, so the mount
+// is usable. Stop() unmounts and waits for those threads; the caller then
+// flushes the filesystem.
+//
+// The mount is meant to be shared by many users: allow_other lets every uid
+// use it, and the kernel checks permissions itself (default_permissions)
+// against attributes this server reports, so cached path lookups cannot
+// skip a search-permission check. The filesystem checks again with the
+// caller's uid, gid and supplementary groups, so both agree.
+//
+// Durability: write() hands data to the filesystem (acknowledged from
+// memory); fsync()/fdatasync() return only once the file is in the bucket.
+// close() adds no durability of its own; unsynced data reaches the bucket
+// within the filesystem's flush interval.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "fs/filesystem.h"
+#include "util/status.h"
+
+namespace pail::fuse {
+
+struct FuseServerOptions {
+  std::string mountpoint;
+  bool allow_other = true;
+  // Upper bound on threads serving kernel requests at once.
+  unsigned threads = 8;
+};
+
+class FuseServer {
+ public:
+  FuseServer(fs::FileSystem& fs, FuseServerOptions options);
+  ~FuseServer();  // Stop()s if still running
+  FuseServer(const FuseServer&) = delete;
+  FuseServer& operator=(const FuseServer&) = delete;
+
+  // Mounts and starts serving. Fails with a clear error when the
+  // mountpoint is missing, not a directory, or the kernel refuses the mount.
+  Status Start();
+  // Unmounts and stops serving. Idempotent; safe after a failed Start().
+  void Stop();
+
+ private:
+  class Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace pail::fuse

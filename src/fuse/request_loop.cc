@@ -1,0 +1,111 @@
+#include "fuse/request_loop.h"
+
+#include <cerrno>
+#include <cstdlib>
+#include <thread>
+#include <vector>
+
+namespace pail::fuse {
+
+namespace {
+
+int64_t NowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+RequestLoop::RequestLoop(fuse_session* session, unsigned threads)
+    : session_(session), threads_(threads < 1 ? 1 : threads), workers_(new Worker[threads_]) {}
+
+RequestLoop::~RequestLoop() = default;
+
+int RequestLoop::Run() {
+  std::vector<std::thread> threads;
+  threads.reserve(threads_);
+  for (unsigned id = 0; id < threads_; ++id) threads.emplace_back([this, id] { Serve(id); });
+  std::thread watchdog;
+  if (threads_ > 1) watchdog = std::thread([this] { Watch(); });
+  for (auto& t : threads) t.join();
+  if (watchdog.joinable()) watchdog.join();
+  std::lock_guard<std::mutex> g(mu_);
+  return result_;
+}
+
+void RequestLoop::Serve(unsigned id) {
+  fuse_buf buf{};
+  Worker& self = workers_[id];
+  for (;;) {
+    if (leader_.load(std::memory_order_acquire) != id) {
+      std::unique_lock<std::mutex> lock(mu_);
+      followers_cv_.wait(lock, [&] { return done_ || leader_.load() == id; });
+      if (done_) break;
+      continue;
+    }
+    {
+      std::lock_guard<std::mutex> g(mu_);
+      if (done_) break;
+    }
+    int res = fuse_session_receive_buf(session_, &buf);
+    if (res == -EINTR) continue;
+    if (res <= 0 || fuse_session_exited(session_)) {
+      // 0: the connection ended (unmounted or aborted).
+      Finish(res < 0 ? res : 0);
+      break;
+    }
+    self.busy_since_ns.store(NowNs(), std::memory_order_release);
+    if (watchdog_sleeping_.load(std::memory_order_relaxed)) WakeWatchdog();
+    fuse_session_process_buf(session_, &buf);
+    self.busy_since_ns.store(0, std::memory_order_release);
+  }
+  std::free(buf.mem);
+}
+
+void RequestLoop::Watch() {
+  int idle_checks = 0;
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!done_) {
+    if (idle_checks >= kIdleChecksBeforeSleep) {
+      watchdog_sleeping_.store(true);
+      watchdog_cv_.wait(lock, [&] { return done_ || !watchdog_sleeping_.load(); });
+      idle_checks = 0;
+      continue;
+    }
+    watchdog_cv_.wait_for(lock, kWatchdogPeriod);
+    if (done_) break;
+    unsigned leader = leader_.load();
+    int64_t since = workers_[leader].busy_since_ns.load(std::memory_order_acquire);
+    if (since == 0) {
+      ++idle_checks;
+      continue;
+    }
+    idle_checks = 0;
+    if (NowNs() - since < std::chrono::nanoseconds(kSlowRequest).count()) continue;
+    // The leader is stuck on a slow request: hand reading to an idle thread.
+    for (unsigned id = 0; id < threads_; ++id) {
+      if (id != leader && workers_[id].busy_since_ns.load(std::memory_order_acquire) == 0) {
+        leader_.store(id, std::memory_order_release);
+        followers_cv_.notify_all();
+        break;
+      }
+    }
+  }
+}
+
+void RequestLoop::WakeWatchdog() {
+  std::lock_guard<std::mutex> g(mu_);
+  watchdog_sleeping_.store(false);
+  watchdog_cv_.notify_one();
+}
+
+void RequestLoop::Finish(int result) {
+  std::lock_guard<std::mutex> g(mu_);
+  if (!done_) result_ = result;
+  done_ = true;
+  followers_cv_.notify_all();
+  watchdog_cv_.notify_all();
+}
+
+}  // namespace pail::fuse

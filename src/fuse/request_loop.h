@@ -1,0 +1,70 @@
+// RequestLoop: the threads that read and answer a FUSE session's requests.
+//
+// Why not libfuse's multi-threaded loop: it keeps every worker blocked on
+// /dev/fuse, and the kernel hands each request to the worker that has
+// waited longest, so a strictly sequential caller (one process doing one
+// system call after another) wakes a different, cold thread for every
+// request. Measured here that costs 2-3x the latency of serving all
+// requests from one thread.
+//
+// So one thread, the leader, reads and answers requests by itself, and the
+// others wait. A watchdog looks at the leader every kWatchdogPeriod; when
+// the leader has been on one request for longer than kSlowRequest (an
+// fsync waiting for the bucket, a read that misses the cache), it makes a
+// waiting thread the new leader, which goes on reading; the old leader
+// finishes its request and waits in turn. At most `threads` requests are
+// thus in progress at once, and a slow one delays the others by about
+// kSlowRequest at most.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+
+#include "fuse/fuse_lowlevel_include.h"
+
+namespace pail::fuse {
+
+class RequestLoop {
+ public:
+  RequestLoop(fuse_session* session, unsigned threads);
+  ~RequestLoop();
+
+  // Serves until the session ends (unmount, abort or fuse_session_exit
+  // followed by the end of the connection). Returns 0 or a negative errno.
+  int Run();
+
+ private:
+  static constexpr std::chrono::microseconds kWatchdogPeriod{1000};
+  static constexpr std::chrono::microseconds kSlowRequest{1000};
+  // After this many checks that found the leader waiting for a request, the
+  // watchdog sleeps until the next request arrives instead of polling.
+  static constexpr int kIdleChecksBeforeSleep = 100;
+
+  struct Worker {
+    // Steady-clock nanoseconds when the current request started; 0 while
+    // waiting for one.
+    std::atomic<int64_t> busy_since_ns{0};
+  };
+
+  void Serve(unsigned id);
+  void Watch();
+  void WakeWatchdog();
+  void Finish(int result);
+
+  fuse_session* session_;
+  unsigned threads_;
+  std::unique_ptr<Worker[]> workers_;
+  std::atomic<unsigned> leader_{0};
+  std::atomic<bool> watchdog_sleeping_{false};
+
+  std::mutex mu_;
+  std::condition_variable followers_cv_;
+  std::condition_variable watchdog_cv_;
+  bool done_ = false;  // guarded by mu_
+  int result_ = 0;     // guarded by mu_
+};
+
+}  // namespace pail::fuse
