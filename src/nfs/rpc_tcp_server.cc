@@ -1,0 +1,411 @@
+#include "nfs/rpc_tcp_server.h"
+
+#include <asio.hpp>
+#include <sys/socket.h>
+#include <spdlog/spdlog.h>
+
+#include <atomic>
+#include <charconv>
+#include <deque>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include "nfs/record_assembler.h"
+
+namespace pail::nfs {
+
+using asio::ip::tcp;
+
+namespace {
+
+// Bytes read from the socket per read call; the connection reads again only
+// after it has consumed all of them.
+constexpr size_t kReadBufferBytes = 64 * 1024;
+// Replies handed to the kernel per write (gathered into one sendmsg).
+constexpr size_t kMaxRepliesPerWrite = 64;
+
+}  // namespace
+
+Status ParseListenAddress(const std::string& address, std::string* host, uint16_t* port) {
+  std::string port_text;
+  if (!address.empty() && address[0] == '[') {
+    size_t close = address.find(']');
+    if (close == std::string::npos || close + 1 >= address.size() || address[close + 1] != ':') {
+      return Status::InvalidArgument("listen address '" + address + "': expected [v6]:port");
+    }
+    *host = address.substr(1, close - 1);
+    port_text = address.substr(close + 2);
+  } else {
+    size_t colon = address.rfind(':');
+    if (colon == std::string::npos || address.find(':') != colon) {
+      return Status::InvalidArgument("listen address '" + address +
+                                     "': expected host:port (IPv6 as [addr]:port)");
+    }
+    *host = address.substr(0, colon);
+    port_text = address.substr(colon + 1);
+  }
+  unsigned value = 0;
+  auto [end, ec] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), value);
+  if (ec != std::errc() || end != port_text.data() + port_text.size() || value > 65535 ||
+      port_text.empty()) {
+    return Status::InvalidArgument("listen address '" + address + "': bad port '" + port_text + "'");
+  }
+  asio::error_code parse_error;
+  asio::ip::make_address(*host, parse_error);
+  if (parse_error) {
+    return Status::InvalidArgument("listen address '" + address + "': '" + *host +
+                                   "' is not an IP address");
+  }
+  *port = static_cast<uint16_t>(value);
+  return Status::OK();
+}
+
+class Connection;
+
+struct RpcTcpServer::Impl {
+  Impl(const RpcDispatcher& d, RpcTcpServerOptions o) : dispatcher(d), options(std::move(o)) {}
+
+  void Accept(tcp::acceptor* acceptor);
+  void Forget(Connection* connection);
+
+  const RpcDispatcher& dispatcher;
+  RpcTcpServerOptions options;
+  asio::io_context io;
+  std::unique_ptr<asio::thread_pool> workers;
+  std::vector<std::unique_ptr<tcp::acceptor>> acceptors;
+  std::vector<std::thread> io_threads;
+  std::mutex mu;  // guards connections
+  std::set<std::shared_ptr<Connection>> connections;
+  bool started = false;
+  bool stopped = false;
+};
+
+// One client socket.
+//
+// Reading runs on the connection's strand. A worker that finishes a call
+// sends its reply itself, with one non-blocking send, when nothing else is
+// queued or being written; that saves a hop to an I/O thread per call. A
+// reply that does not go out whole joins the queue, which the strand writes
+// with Asio. write_mu_ keeps those two writers apart and keeps workers off
+// the descriptor once the connection is closed (its number may be reused).
+class Connection : public std::enable_shared_from_this<Connection> {
+ public:
+  Connection(RpcTcpServer::Impl* server, tcp::socket socket)
+      : server_(server),
+        socket_(std::move(socket)),
+        strand_(asio::make_strand(server->io)),
+        assembler_(server->options.max_record_bytes),
+        read_buffer_(kReadBufferBytes) {
+    asio::error_code ec;
+    auto local = socket_.local_endpoint(ec);
+    context_.local_port = ec ? 0 : local.port();
+    auto peer = socket_.remote_endpoint(ec);
+    context_.peer_address = ec ? "unknown" : peer.address().to_string();
+    socket_.set_option(tcp::no_delay(true), ec);
+  }
+
+  void Start() {
+    asio::dispatch(strand_, [self = shared_from_this()] { self->ReadMore(); });
+  }
+
+  // Safe from any thread.
+  void Close() {
+    asio::dispatch(strand_, [self = shared_from_this()] { self->CloseOnStrand(); });
+  }
+
+ private:
+  bool Full() const {
+    return in_flight_ >= server_->options.max_in_flight ||
+           in_flight_bytes_ >= server_->options.max_in_flight_bytes;
+  }
+
+  // Full(), and if so, asks the next finished call to resume reading. The
+  // second look covers a call that finished before paused_ was set.
+  bool PauseIfFull() {
+    if (!Full()) return false;
+    paused_ = true;
+    if (Full()) return true;
+    paused_ = false;
+    return false;
+  }
+
+  void ReadMore() {
+    if (closed_ || reading_ || read_begin_ < read_end_ || PauseIfFull()) return;
+    read_begin_ = read_end_ = 0;
+    reading_ = true;
+    socket_.async_read_some(
+        asio::buffer(read_buffer_.data(), read_buffer_.size()),
+        asio::bind_executor(strand_, [self = shared_from_this()](asio::error_code ec, size_t n) {
+          self->reading_ = false;
+          if (ec) {
+            self->CloseOnStrand();
+            return;
+          }
+          self->read_end_ = n;
+          self->ProcessBuffered();
+          self->ReadMore();
+        }));
+  }
+
+  // Turns buffered bytes into calls until the buffer is empty or the
+  // connection has enough in flight.
+  void ProcessBuffered() {
+    while (!closed_ && read_begin_ < read_end_ && !PauseIfFull()) {
+      bool ready = false;
+      Result<size_t> used =
+          assembler_.Feed(read_buffer_.data() + read_begin_, read_end_ - read_begin_, &ready);
+      if (!used.ok()) {
+        spdlog::warn("nfs: closing connection from {}: {}", context_.peer_address,
+                     used.status().ToString());
+        CloseOnStrand();
+        return;
+      }
+      read_begin_ += *used;
+      if (ready) Submit(assembler_.TakeRecord());
+    }
+  }
+
+  void Submit(std::string record) {
+    size_t request_bytes = record.size();
+    in_flight_++;
+    in_flight_bytes_ += request_bytes;
+    asio::post(*server_->workers, [self = shared_from_this(), record = std::move(record)] {
+      std::optional<std::string> reply = self->server_->dispatcher.Dispatch(record, self->context_);
+      self->in_flight_bytes_ -= record.size();
+      if (reply) {
+        self->Deliver(std::move(*reply));
+      } else {
+        self->Finished(1, 0);
+      }
+    });
+  }
+
+  // On a worker thread: sends `reply` now if the socket is free, else queues it.
+  void Deliver(std::string reply) {
+    size_t size = reply.size();
+    in_flight_bytes_ += size;
+    std::unique_lock<std::mutex> lock(write_mu_);
+    if (closed_) {
+      lock.unlock();
+      Finished(1, size);
+      return;
+    }
+    if (!writing_ && replies_.empty()) {
+      ssize_t n = ::send(socket_.native_handle(), reply.data(), size, MSG_DONTWAIT | MSG_NOSIGNAL);
+      if (n == static_cast<ssize_t>(size)) {
+        lock.unlock();
+        Finished(1, size);
+        return;
+      }
+      if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+        lock.unlock();
+        Finished(1, size);
+        Close();
+        return;
+      }
+      front_sent_ = n > 0 ? static_cast<size_t>(n) : 0;
+    }
+    replies_.push_back(std::move(reply));
+    if (!writing_) {
+      writing_ = true;
+      asio::post(strand_, [self = shared_from_this()] { self->WriteQueued(); });
+    }
+  }
+
+  // On the strand, with writing_ set: writes queued replies until none is left.
+  void WriteQueued() {
+    std::vector<asio::const_buffer> buffers;
+    {
+      std::lock_guard<std::mutex> lock(write_mu_);
+      if (closed_) return;
+      size_t count = std::min(replies_.size(), kMaxRepliesPerWrite);
+      buffers.reserve(count);
+      // deque elements stay where they are while workers append, so the
+      // buffers remain valid until the write completes.
+      for (size_t i = 0; i < count; i++) {
+        size_t skip = i == 0 ? front_sent_ : 0;
+        buffers.push_back(asio::buffer(replies_[i].data() + skip, replies_[i].size() - skip));
+      }
+    }
+    asio::async_write(
+        socket_, buffers,
+        asio::bind_executor(strand_, [self = shared_from_this(), count = buffers.size()](
+                                         asio::error_code ec, size_t) {
+          if (ec) {
+            self->CloseOnStrand();
+            return;
+          }
+          size_t bytes = 0;
+          bool more;
+          {
+            std::lock_guard<std::mutex> lock(self->write_mu_);
+            for (size_t i = 0; i < count; i++) {
+              bytes += self->replies_.front().size();
+              self->replies_.pop_front();
+            }
+            self->front_sent_ = 0;
+            more = !self->replies_.empty();
+            self->writing_ = more;
+          }
+          self->Finished(count, bytes);
+          if (more) self->WriteQueued();
+        }));
+  }
+
+  // Any thread: `calls` replies (of `bytes` bytes) are done with.
+  void Finished(size_t calls, size_t bytes) {
+    in_flight_ -= calls;
+    in_flight_bytes_ -= bytes;
+    if (paused_.exchange(false)) {
+      asio::post(strand_, [self = shared_from_this()] {
+        self->ProcessBuffered();
+        self->ReadMore();
+      });
+    }
+  }
+
+  void CloseOnStrand() {
+    {
+      std::lock_guard<std::mutex> lock(write_mu_);
+      if (closed_) return;
+      closed_ = true;
+      // Queued replies stay: an aborted write may still point into them.
+      asio::error_code ignored;
+      socket_.shutdown(tcp::socket::shutdown_both, ignored);
+      socket_.close(ignored);
+    }
+    server_->Forget(this);
+  }
+
+  RpcTcpServer::Impl* server_;
+  tcp::socket socket_;
+  asio::strand<asio::io_context::executor_type> strand_;
+  CallContext context_;
+  // Reading side, on the strand only.
+  RecordAssembler assembler_;
+  std::vector<char> read_buffer_;
+  size_t read_begin_ = 0;
+  size_t read_end_ = 0;
+  bool reading_ = false;
+  // Shared with workers.
+  std::atomic<bool> closed_{false};
+  std::atomic<bool> paused_{false};   // reading stopped until a call finishes
+  std::atomic<size_t> in_flight_{0};        // calls read and not yet answered on the wire
+  std::atomic<size_t> in_flight_bytes_{0};  // their request or reply bytes
+  std::mutex write_mu_;
+  bool writing_ = false;           // guarded by write_mu_: the strand owns the socket's sending side
+  std::deque<std::string> replies_;  // guarded by write_mu_
+  size_t front_sent_ = 0;          // guarded by write_mu_: bytes of replies_.front() already sent
+};
+
+void RpcTcpServer::Impl::Accept(tcp::acceptor* acceptor) {
+  acceptor->async_accept(asio::make_strand(io), [this, acceptor](asio::error_code ec,
+                                                                 tcp::socket socket) {
+    if (ec) {
+      if (ec == asio::error::operation_aborted || !acceptor->is_open()) return;
+      spdlog::warn("nfs: accept failed: {}", ec.message());
+    } else {
+      std::shared_ptr<Connection> connection;
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        if (!stopped && connections.size() < options.max_connections) {
+          connection = std::make_shared<Connection>(this, std::move(socket));
+          connections.insert(connection);
+        }
+      }
+      if (connection) {
+        connection->Start();
+      } else {
+        spdlog::warn("nfs: refusing connection: {} connections open", options.max_connections);
+        asio::error_code ignored;
+        socket.close(ignored);
+      }
+    }
+    Accept(acceptor);
+  });
+}
+
+void RpcTcpServer::Impl::Forget(Connection* connection) {
+  std::lock_guard<std::mutex> lock(mu);
+  for (auto it = connections.begin(); it != connections.end(); ++it) {
+    if (it->get() == connection) {
+      connections.erase(it);
+      return;
+    }
+  }
+}
+
+RpcTcpServer::RpcTcpServer(const RpcDispatcher& dispatcher, RpcTcpServerOptions options)
+    : impl_(std::make_unique<Impl>(dispatcher, std::move(options))) {}
+
+RpcTcpServer::~RpcTcpServer() { Stop(); }
+
+Status RpcTcpServer::Start() {
+  Impl& s = *impl_;
+  if (s.started) return Status::InvalidArgument("RPC server already started");
+  if (s.options.addresses.empty()) return Status::InvalidArgument("no listen address configured");
+  for (const std::string& address : s.options.addresses) {
+    std::string host;
+    uint16_t port = 0;
+    PAIL_RETURN_IF_ERROR(ParseListenAddress(address, &host, &port));
+    tcp::endpoint endpoint(asio::ip::make_address(host), port);
+    auto acceptor = std::make_unique<tcp::acceptor>(s.io);
+    asio::error_code ec;
+    acceptor->open(endpoint.protocol(), ec);
+    if (!ec) acceptor->set_option(tcp::acceptor::reuse_address(true), ec);
+    if (!ec && endpoint.address().is_v6()) acceptor->set_option(asio::ip::v6_only(true), ec);
+    if (!ec) acceptor->bind(endpoint, ec);
+    if (!ec) acceptor->listen(asio::socket_base::max_listen_connections, ec);
+    if (ec) {
+      s.acceptors.clear();
+      return Status::IOError("cannot listen on " + address + ": " + ec.message());
+    }
+    s.acceptors.push_back(std::move(acceptor));
+  }
+  s.started = true;
+  s.workers = std::make_unique<asio::thread_pool>(std::max(1u, s.options.worker_threads));
+  for (auto& acceptor : s.acceptors) s.Accept(acceptor.get());
+  for (unsigned i = 0; i < std::max(1u, s.options.io_threads); i++) {
+    s.io_threads.emplace_back([&s] { s.io.run(); });
+  }
+  return Status::OK();
+}
+
+void RpcTcpServer::Stop() {
+  Impl& s = *impl_;
+  if (!s.started || s.stopped) return;
+  std::set<std::shared_ptr<Connection>> open;
+  {
+    std::lock_guard<std::mutex> lock(s.mu);
+    s.stopped = true;
+    open = s.connections;
+  }
+  asio::post(s.io, [&s] {
+    for (auto& acceptor : s.acceptors) {
+      asio::error_code ignored;
+      acceptor->close(ignored);
+    }
+  });
+  for (auto& connection : open) connection->Close();
+  open.clear();
+  // Running calls finish; their replies go nowhere because the sockets are closed.
+  s.workers->join();
+  s.io.stop();
+  for (auto& t : s.io_threads) t.join();
+  s.io_threads.clear();
+  std::lock_guard<std::mutex> lock(s.mu);
+  s.connections.clear();
+}
+
+std::vector<uint16_t> RpcTcpServer::bound_ports() const {
+  std::vector<uint16_t> ports;
+  for (auto& acceptor : impl_->acceptors) {
+    asio::error_code ec;
+    auto endpoint = acceptor->local_endpoint(ec);
+    ports.push_back(ec ? 0 : endpoint.port());
+  }
+  return ports;
+}
+
+}  // namespace pail::nfs
