@@ -11,9 +11,16 @@ bash scripts/install-deps.sh
 # workplace's shared/ folder beside the repository. Without it the cloud
 # tests skip; with it they are required.
 OBJSTORES="$ROOT/../shared/objstores/objstores.sh"
-if [ -x "$OBJSTORES" ] || [ -f "$OBJSTORES" ]; then
-  bash "$OBJSTORES" install
-  if ! curl -s -o /dev/null http://127.0.0.1:7480/ || ! curl -s -o /dev/null http://127.0.0.1:10000/; then
+if [ -f "$OBJSTORES" ]; then
+  if curl -s -o /dev/null http://127.0.0.1:7480/ && curl -s -o /dev/null http://127.0.0.1:10000/; then
+    echo "object stores already running; using ${OBJSTORES_ROOT:-/tmp/objstores}/env"
+  else
+    # A fresh cluster each run: restarting one left by a killed run is not
+    # reliable, and the tests need no data from earlier runs.
+    export OBJSTORES_ROOT=${PAILFS_OBJSTORES_ROOT:-/tmp/pailfs-objstores}
+    bash "$OBJSTORES" stop >/dev/null 2>&1 || true
+    rm -rf "$OBJSTORES_ROOT/rgw" "$OBJSTORES_ROOT/azurite-data"
+    bash "$OBJSTORES" install
     bash "$OBJSTORES" start
   fi
   export PAIL_REQUIRE_OBJSTORES=1

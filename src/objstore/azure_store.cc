@@ -70,15 +70,9 @@ AzureStore::AzureStore(std::string container, std::string prefix, AzureOptions o
 
 Result<std::unique_ptr<AzureStore>> AzureStore::Open(const std::string& url, AzureOptions options,
                                                      CloudTuning tuning) {
-  constexpr std::string_view kScheme = "azure://";
-  if (url.rfind(kScheme, 0) != 0) return Status::InvalidArgument("not an azure:// url: " + url);
-  std::string rest = url.substr(kScheme.size());
-  size_t slash = rest.find('/');
-  std::string container = rest.substr(0, slash);
-  std::string prefix = slash == std::string::npos ? "" : rest.substr(slash + 1);
-  while (!prefix.empty() && prefix.back() == '/') prefix.pop_back();
-  while (!prefix.empty() && prefix.front() == '/') prefix.erase(0, 1);
-  if (!prefix.empty()) prefix += '/';
+  PAIL_ASSIGN_OR_RETURN(BucketUrl parsed, ParseBucketUrl(url, "azure://"));
+  std::string container = std::move(parsed.container);
+  std::string prefix = std::move(parsed.prefix);
   if (!ValidContainerName(container)) {
     return Status::InvalidArgument("invalid Azure container name '" + container +
                                    "': use 3-63 lowercase letters, digits or '-'");

@@ -111,4 +111,19 @@ std::string StripEtagQuotes(std::string_view etag) {
   return std::string(etag);
 }
 
+Result<BucketUrl> ParseBucketUrl(const std::string& url, std::string_view scheme) {
+  if (url.rfind(scheme, 0) != 0) {
+    return Status::InvalidArgument("not a " + std::string(scheme) + " url: " + url);
+  }
+  std::string rest = url.substr(scheme.size());
+  size_t slash = rest.find('/');
+  BucketUrl out;
+  out.container = rest.substr(0, slash);
+  out.prefix = slash == std::string::npos ? "" : rest.substr(slash + 1);
+  while (!out.prefix.empty() && out.prefix.back() == '/') out.prefix.pop_back();
+  while (!out.prefix.empty() && out.prefix.front() == '/') out.prefix.erase(0, 1);
+  if (!out.prefix.empty()) out.prefix += '/';
+  return out;
+}
+
 }  // namespace pail

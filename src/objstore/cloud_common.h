@@ -73,4 +73,12 @@ Result<std::string> RunConditionalWrite(const std::string& put_id, int attempts,
 // prefix). Backends report etags in this normal form everywhere.
 std::string StripEtagQuotes(std::string_view etag);
 
+// "scheme://container/some/prefix/" -> {"container", "some/prefix/"}: the
+// prefix without leading slashes and, unless empty, with one trailing slash.
+struct BucketUrl {
+  std::string container;
+  std::string prefix;
+};
+Result<BucketUrl> ParseBucketUrl(const std::string& url, std::string_view scheme);
+
 }  // namespace pail

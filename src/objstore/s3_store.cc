@@ -59,15 +59,9 @@ S3Store::S3Store(std::string bucket, std::string prefix, AwsOptions options, Clo
 
 Result<std::unique_ptr<S3Store>> S3Store::Open(const std::string& url, AwsOptions options,
                                                CloudTuning tuning) {
-  constexpr std::string_view kScheme = "s3://";
-  if (url.rfind(kScheme, 0) != 0) return Status::InvalidArgument("not an s3:// url: " + url);
-  std::string rest = url.substr(kScheme.size());
-  size_t slash = rest.find('/');
-  std::string bucket = rest.substr(0, slash);
-  std::string prefix = slash == std::string::npos ? "" : rest.substr(slash + 1);
-  while (!prefix.empty() && prefix.back() == '/') prefix.pop_back();
-  while (!prefix.empty() && prefix.front() == '/') prefix.erase(0, 1);
-  if (!prefix.empty()) prefix += '/';
+  PAIL_ASSIGN_OR_RETURN(BucketUrl parsed, ParseBucketUrl(url, "s3://"));
+  std::string bucket = std::move(parsed.container);
+  std::string prefix = std::move(parsed.prefix);
   if (!ValidBucketName(bucket)) {
     return Status::InvalidArgument("invalid S3 bucket name '" + bucket +
                                    "': use 3-63 lowercase letters, digits, '.' or '-'");
