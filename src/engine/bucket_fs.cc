@@ -139,12 +139,22 @@ Status BucketFileSystem::SealOlderEpochs(
     const std::vector<ObjectMeta>& listing,
     std::map<uint64_t, std::vector<std::pair<uint64_t, std::string>>>* logs) {
   std::map<uint64_t, std::map<uint64_t, std::string>> parts;  // epoch -> seq -> key
+  std::set<uint64_t> only_a_seal;  // epochs whose one listed part is a seal
   for (uint64_t e = 1; e < epoch_; ++e) parts[e];              // epochs with no part yet too
   for (const auto& meta : listing) {
     auto k = ParseDbKey(meta.key);
-    if (k && k->is_wal_part && k->epoch < epoch_) parts[k->epoch][k->wal_seq] = meta.key;
+    if (!k || !k->is_wal_part || k->epoch >= epoch_) continue;
+    parts[k->epoch][k->wal_seq] = meta.key;
+    if (parts[k->epoch].size() == 1 && meta.size == kWalSealBytes) {
+      only_a_seal.insert(k->epoch);
+    } else {
+      only_a_seal.erase(k->epoch);
+    }
   }
   for (auto& [epoch, seqs] : parts) {
+    // A finished epoch (sealed, its data collected) costs no request: nothing
+    // can follow a seal, so there is nothing to read or to seal.
+    if (only_a_seal.count(epoch)) continue;
     std::map<uint64_t, uint64_t> next_offset;  // log -> bytes written to its pinned file
     // Listed parts in order (gaps are parts of dropped logs), then the
     // sequence's end, which is sealed unless the writer gets there first.

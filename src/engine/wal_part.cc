@@ -33,7 +33,7 @@ std::string EncodeWalSeal(uint64_t sealing_epoch) {
 
 Result<WalPart> DecodeWalPart(std::string body, const std::string& key) {
   WalPart part;
-  if (body.size() == kWalMagicBytes + 8 && std::memcmp(body.data(), kWalSealMagic, kWalMagicBytes) == 0) {
+  if (body.size() == kWalSealBytes && std::memcmp(body.data(), kWalSealMagic, kWalMagicBytes) == 0) {
     part.is_seal = true;
     return part;
   }

@@ -28,6 +28,9 @@ constexpr char kWalPartMagic[] = "PAILWAL1";
 constexpr char kWalSealMagic[] = "PAILSEAL";
 constexpr size_t kWalMagicBytes = 8;
 constexpr size_t kWalPartHeaderBytes = kWalMagicBytes + 16;
+// A seal's body size. A data part is always larger (a header and at least
+// one byte), so a listing alone tells a seal from data.
+constexpr size_t kWalSealBytes = kWalMagicBytes + 8;
 
 struct WalPart {
   bool is_seal = false;
