@@ -15,26 +15,6 @@ namespace {
 // Azure's cap on blobs per List Blobs page.
 constexpr int kMaxResultsPerPage = 5000;
 
-std::string EnvOr(const std::string& value, std::initializer_list<const char*> names) {
-  if (!value.empty()) return value;
-  for (const char* name : names) {
-    const char* v = std::getenv(name);
-    if (v != nullptr && *v != '\0') return v;
-  }
-  return "";
-}
-
-bool ValidContainerName(const std::string& name) {
-  if (name.size() < 3 || name.size() > 63) return false;
-  for (char c : name) {
-    if (!(std::islower(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c)) ||
-          c == '-')) {
-      return false;
-    }
-  }
-  return true;
-}
-
 // RFC 1123 date in GMT, the form x-ms-date wants.
 std::string HttpDateNow() {
   std::time_t now = std::time(nullptr);
@@ -73,7 +53,7 @@ Result<std::unique_ptr<AzureStore>> AzureStore::Open(const std::string& url, Azu
   PAIL_ASSIGN_OR_RETURN(BucketUrl parsed, ParseBucketUrl(url, "azure://"));
   std::string container = std::move(parsed.container);
   std::string prefix = std::move(parsed.prefix);
-  if (!ValidContainerName(container)) {
+  if (!ValidStoreName(container, "-")) {
     return Status::InvalidArgument("invalid Azure container name '" + container +
                                    "': use 3-63 lowercase letters, digits or '-'");
   }

@@ -1,5 +1,8 @@
 #include "objstore/cloud_common.h"
 
+#include <cctype>
+#include <cstdlib>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -109,6 +112,25 @@ std::string StripEtagQuotes(std::string_view etag) {
     etag = etag.substr(1, etag.size() - 2);
   }
   return std::string(etag);
+}
+
+std::string EnvOr(const std::string& value, std::initializer_list<const char*> names) {
+  if (!value.empty()) return value;
+  for (const char* name : names) {
+    const char* v = std::getenv(name);
+    if (v != nullptr && *v != '\0') return v;
+  }
+  return "";
+}
+
+bool ValidStoreName(const std::string& name, std::string_view punctuation) {
+  if (name.size() < 3 || name.size() > 63) return false;
+  for (char c : name) {
+    bool ok = std::islower(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c)) ||
+              punctuation.find(c) != std::string_view::npos;
+    if (!ok) return false;
+  }
+  return true;
 }
 
 Result<BucketUrl> ParseBucketUrl(const std::string& url, std::string_view scheme) {

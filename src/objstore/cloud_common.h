@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <functional>
+#include <initializer_list>
 #include <string>
 
 #include "objstore/http_client.h"
@@ -80,5 +81,12 @@ struct BucketUrl {
   std::string prefix;
 };
 Result<BucketUrl> ParseBucketUrl(const std::string& url, std::string_view scheme);
+
+// `value`, else the first of the environment variables that is set and non-empty.
+std::string EnvOr(const std::string& value, std::initializer_list<const char*> names);
+
+// 3 to 63 characters, each a lowercase letter, a digit or one of
+// `punctuation`: the shape both S3 bucket and Azure container names take.
+bool ValidStoreName(const std::string& name, std::string_view punctuation);
 
 }  // namespace pail

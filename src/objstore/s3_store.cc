@@ -16,26 +16,6 @@ constexpr char kUnsignedPayload[] = "UNSIGNED-PAYLOAD";
 // S3's cap on keys per ListObjectsV2 page and per DeleteObjects request.
 constexpr int kMaxKeysPerRequest = 1000;
 
-std::string EnvOr(const std::string& value, std::initializer_list<const char*> names) {
-  if (!value.empty()) return value;
-  for (const char* name : names) {
-    const char* v = std::getenv(name);
-    if (v != nullptr && *v != '\0') return v;
-  }
-  return "";
-}
-
-bool ValidBucketName(const std::string& name) {
-  if (name.size() < 3 || name.size() > 63) return false;
-  for (char c : name) {
-    if (!(std::islower(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c)) ||
-          c == '-' || c == '.')) {
-      return false;
-    }
-  }
-  return true;
-}
-
 // Virtual-host addressing needs a DNS name under which "<bucket>.host"
 // resolves; an IP address or localhost can only be addressed by path.
 bool HostNeedsPathStyle(const std::string& host) {
@@ -62,7 +42,7 @@ Result<std::unique_ptr<S3Store>> S3Store::Open(const std::string& url, AwsOption
   PAIL_ASSIGN_OR_RETURN(BucketUrl parsed, ParseBucketUrl(url, "s3://"));
   std::string bucket = std::move(parsed.container);
   std::string prefix = std::move(parsed.prefix);
-  if (!ValidBucketName(bucket)) {
+  if (!ValidStoreName(bucket, "-.")) {
     return Status::InvalidArgument("invalid S3 bucket name '" + bucket +
                                    "': use 3-63 lowercase letters, digits, '.' or '-'");
   }
