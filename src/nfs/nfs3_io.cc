@@ -11,11 +11,7 @@ AcceptStat Nfs3Program::Read(const Cred& cred, XdrDecoder& args, XdrEncoder& out
   uint64_t offset = args.U64();
   uint32_t count = std::min(args.U32(), kMaxIoBytes);
   if (!args.ok()) return AcceptStat::kGarbageArgs;
-  if (file.status != NFS3_OK) {
-    out.U32(file.status);
-    EncodePostOpAttr(out, nullptr);
-    return AcceptStat::kSuccess;
-  }
+  if (RepliedHandleError(file.status, out)) return AcceptStat::kSuccess;
   fs::FsResult<fs::ReadResult> read = fs_.Read(cred, file.ino, offset, count);
   std::optional<fs::Attr> attr = AttrOrNothing(cred, file.ino);
   out.U32(ErrnoToNfsstat(read.error()));

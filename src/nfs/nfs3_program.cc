@@ -128,11 +128,7 @@ AcceptStat Nfs3Program::SetAttr(const Cred& cred, XdrDecoder& args, XdrEncoder& 
 AcceptStat Nfs3Program::Lookup(const Cred& cred, XdrDecoder& args, XdrEncoder& out) {
   DirOpArg what = DecodeDirOpArg(args);
   if (!args.ok()) return AcceptStat::kGarbageArgs;
-  if (what.status() != NFS3_OK) {
-    out.U32(what.status());
-    EncodePostOpAttr(out, nullptr);
-    return AcceptStat::kSuccess;
-  }
+  if (RepliedHandleError(what.status(), out)) return AcceptStat::kSuccess;
   fs::FsResult<fs::Attr> found = fs_.Lookup(cred, what.dir.ino, what.name);
   std::optional<fs::Attr> dir = AttrOrNothing(cred, what.dir.ino);
   out.U32(ErrnoToNfsstat(found.error()));
@@ -148,11 +144,7 @@ AcceptStat Nfs3Program::Access(const Cred& cred, XdrDecoder& args, XdrEncoder& o
   HandleArg file = DecodeHandleArg(args);
   uint32_t wanted = args.U32();
   if (!args.ok()) return AcceptStat::kGarbageArgs;
-  if (file.status != NFS3_OK) {
-    out.U32(file.status);
-    EncodePostOpAttr(out, nullptr);
-    return AcceptStat::kSuccess;
-  }
+  if (RepliedHandleError(file.status, out)) return AcceptStat::kSuccess;
   fs::FsResult<fs::Attr> attr = fs_.GetAttr(cred, file.ino);
   if (!attr.ok()) {
     out.U32(ErrnoToNfsstat(attr.error()));
@@ -193,11 +185,7 @@ AcceptStat Nfs3Program::Access(const Cred& cred, XdrDecoder& args, XdrEncoder& o
 AcceptStat Nfs3Program::Readlink(const Cred& cred, XdrDecoder& args, XdrEncoder& out) {
   HandleArg link = DecodeHandleArg(args);
   if (!args.ok()) return AcceptStat::kGarbageArgs;
-  if (link.status != NFS3_OK) {
-    out.U32(link.status);
-    EncodePostOpAttr(out, nullptr);
-    return AcceptStat::kSuccess;
-  }
+  if (RepliedHandleError(link.status, out)) return AcceptStat::kSuccess;
   fs::FsResult<std::string> target = fs_.Readlink(cred, link.ino);
   std::optional<fs::Attr> attr = AttrOrNothing(cred, link.ino);
   out.U32(ErrnoToNfsstat(target.error()));
@@ -209,11 +197,7 @@ AcceptStat Nfs3Program::Readlink(const Cred& cred, XdrDecoder& args, XdrEncoder&
 AcceptStat Nfs3Program::FsStat(const Cred& cred, XdrDecoder& args, XdrEncoder& out) {
   HandleArg root = DecodeHandleArg(args);
   if (!args.ok()) return AcceptStat::kGarbageArgs;
-  if (root.status != NFS3_OK) {
-    out.U32(root.status);
-    EncodePostOpAttr(out, nullptr);
-    return AcceptStat::kSuccess;
-  }
+  if (RepliedHandleError(root.status, out)) return AcceptStat::kSuccess;
   // The handle must name a live file even though the numbers are global.
   fs::FsResult<fs::Attr> attr = fs_.GetAttr(cred, root.ino);
   fs::FsResult<fs::StatFsResult> st =
@@ -235,11 +219,7 @@ AcceptStat Nfs3Program::FsStat(const Cred& cred, XdrDecoder& args, XdrEncoder& o
 AcceptStat Nfs3Program::FsInfo(const Cred& cred, XdrDecoder& args, XdrEncoder& out) {
   HandleArg root = DecodeHandleArg(args);
   if (!args.ok()) return AcceptStat::kGarbageArgs;
-  if (root.status != NFS3_OK) {
-    out.U32(root.status);
-    EncodePostOpAttr(out, nullptr);
-    return AcceptStat::kSuccess;
-  }
+  if (RepliedHandleError(root.status, out)) return AcceptStat::kSuccess;
   fs::FsResult<fs::Attr> attr = fs_.GetAttr(cred, root.ino);
   out.U32(ErrnoToNfsstat(attr.error()));
   EncodePostOpAttr(out, attr);
@@ -261,11 +241,7 @@ AcceptStat Nfs3Program::FsInfo(const Cred& cred, XdrDecoder& args, XdrEncoder& o
 AcceptStat Nfs3Program::PathConf(const Cred& cred, XdrDecoder& args, XdrEncoder& out) {
   HandleArg file = DecodeHandleArg(args);
   if (!args.ok()) return AcceptStat::kGarbageArgs;
-  if (file.status != NFS3_OK) {
-    out.U32(file.status);
-    EncodePostOpAttr(out, nullptr);
-    return AcceptStat::kSuccess;
-  }
+  if (RepliedHandleError(file.status, out)) return AcceptStat::kSuccess;
   fs::FsResult<fs::Attr> attr = fs_.GetAttr(cred, file.ino);
   out.U32(ErrnoToNfsstat(attr.error()));
   EncodePostOpAttr(out, attr);

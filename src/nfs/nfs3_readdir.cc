@@ -37,11 +37,7 @@ AcceptStat Nfs3Program::ReadDir(const Cred& cred, XdrDecoder& args, XdrEncoder& 
   uint32_t limit = args.U32();
   if (plus) limit = args.U32();  // dircount is advisory; maxcount bounds the reply
   if (!args.ok()) return AcceptStat::kGarbageArgs;
-  if (dir.status != NFS3_OK) {
-    out.U32(dir.status);
-    EncodePostOpAttr(out, nullptr);
-    return AcceptStat::kSuccess;
-  }
+  if (RepliedHandleError(dir.status, out)) return AcceptStat::kSuccess;
   fs::FsResult<fs::Attr> dir_attr = fs_.GetAttr(cred, dir.ino);
   if (dir_attr.ok() && !dir_attr->is_dir()) dir_attr = fs::FsError{ENOTDIR};
   if (!dir_attr.ok()) {

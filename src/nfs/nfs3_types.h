@@ -93,6 +93,16 @@ void EncodeFattr3(XdrEncoder& e, const fs::Attr& attr);
 // post_op_attr: present only when `attr` is.
 void EncodePostOpAttr(XdrEncoder& e, const fs::Attr* attr);
 void EncodePostOpAttr(XdrEncoder& e, const fs::FsResult<fs::Attr>& attr);
+
+// For replies that start with a status and a post-op attribute: when the
+// request's handle was bad (`status` is not NFS3_OK), encodes that status
+// with no attributes and returns true; the procedure is then done.
+inline bool RepliedHandleError(Nfsstat3 status, XdrEncoder& out) {
+  if (status == NFS3_OK) return false;
+  out.U32(status);
+  EncodePostOpAttr(out, nullptr);
+  return true;
+}
 // wcc_data: the size/mtime/ctime before (when known) and the attributes after.
 void EncodeWcc(XdrEncoder& e, const std::optional<fs::Attr>& before,
                const std::optional<fs::Attr>& after);
