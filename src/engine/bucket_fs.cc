@@ -447,6 +447,8 @@ Status BucketFileSystem::CollectGarbage() {
     std::lock_guard lock(mu_);
     if (garbage_.empty() || fenced_) return Status::OK();
     keys.swap(garbage_);
+    keys.insert(keys.end(), retained_wal_parts_.begin(), retained_wal_parts_.end());
+    retained_wal_parts_.clear();
     live_provider = live_files_;
   }
   // Only the bucket's current owner may delete: a newer writer may still
@@ -467,45 +469,27 @@ Status BucketFileSystem::CollectGarbage() {
     std::lock_guard lock(parts_mu_);
     newest_part = newest_wal_part_;
   }
-  std::vector<std::string> retry;
+  std::vector<std::string> failed, kept;
   for (const auto& key : keys) {
-    auto k = ParseDbKey(key);
-    // The newest WAL part stays: it tells a future sealer where to seal.
+    // The newest WAL part stays while it is the newest: it tells a future
+    // sealer where the sequence ends.
     if (key == newest_part) {
-      retry.push_back(key);
+      kept.push_back(key);
       continue;
     }
+    auto k = ParseDbKey(key);
     if (k && !k->is_wal_part && live.count(k->file)) {
       // Belt and braces: RocksDB says it still needs a file of this name.
       std::lock_guard lock(mu_);
       auto it = files_.find(k->file);
       if (it != files_.end() && !it->second->keys.empty() && it->second->keys.front() == key) continue;
     }
-    Status s = store_->Delete(key);
-    if (!s.ok()) retry.push_back(key);
+    if (!store_->Delete(key).ok()) failed.push_back(key);
   }
-  if (!retry.empty()) {
-    std::lock_guard lock(mu_);
-    // The retained newest part is queued again only once a newer part exists.
-    for (auto& key : retry) {
-      if (key != newest_part) garbage_.push_back(key);
-    }
-    if (std::find(retry.begin(), retry.end(), newest_part) != retry.end()) {
-      retained_wal_parts_.push_back(newest_part);
-    }
-  }
-  // Parts retained earlier become deletable once a newer part exists.
-  std::vector<std::string> retained;
-  {
-    std::lock_guard lock(mu_);
-    retained.swap(retained_wal_parts_);
-  }
-  for (auto& key : retained) {
-    if (key == newest_part || !store_->Delete(key).ok()) {
-      std::lock_guard lock(mu_);
-      retained_wal_parts_.push_back(key);
-    }
-  }
+  std::lock_guard lock(mu_);
+  garbage_.insert(garbage_.end(), failed.begin(), failed.end());
+  // Kept parts wait outside garbage_, so they alone never wake the collector.
+  retained_wal_parts_.insert(retained_wal_parts_.end(), kept.begin(), kept.end());
   return Status::OK();
 }
 
