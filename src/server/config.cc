@@ -204,9 +204,9 @@ Result<Config> Config::Parse(std::string_view text, const std::string& source) {
   if (auto* servers = table("servers")) {
     for (auto& [k, v] : *servers) {
       std::string name(k.str());
-      if (name != "fuse" && name != "nfs") {
+      if (name != "fuse" && name != "nfs" && name != "ninep") {
         return Status::InvalidArgument(source + ": unknown server [servers." + name +
-                                       "] (known: fuse, nfs)");
+                                       "] (known: fuse, nfs, ninep)");
       }
     }
     if (auto* fuse = (*servers)["fuse"].as_table()) {
@@ -230,6 +230,19 @@ Result<Config> Config::Parse(std::string_view text, const std::string& source) {
       if (c.nfs.addresses.empty()) c.nfs.addresses = {"127.0.0.1:2049"};
       if (c.nfs.commit != "async" && c.nfs.commit != "durable") {
         return Status::InvalidArgument(source + ": [servers.nfs] commit must be \"async\" or \"durable\"");
+      }
+    }
+    if (auto* ninep = (*servers)["ninep"].as_table()) {
+      TableReader r(ninep, "servers.ninep", source);
+      c.ninep.enabled = true;
+      PAIL_RETURN_IF_ERROR(r.StringList("addresses", &c.ninep.addresses));
+      PAIL_RETURN_IF_ERROR(r.String("unix_socket", &c.ninep.unix_socket));
+      PAIL_RETURN_IF_ERROR(r.Unsigned("max_msize", &c.ninep.max_msize, 4096, 16u << 20));
+      PAIL_RETURN_IF_ERROR(r.Unsigned("anon_uid", &c.ninep.anon_uid, 0, UINT32_MAX));
+      PAIL_RETURN_IF_ERROR(r.Unsigned("anon_gid", &c.ninep.anon_gid, 0, UINT32_MAX));
+      PAIL_RETURN_IF_ERROR(r.RejectUnknown());
+      if (c.ninep.addresses.empty() && c.ninep.unix_socket.empty()) {
+        c.ninep.addresses = {"127.0.0.1:5564"};
       }
     }
   }
@@ -302,6 +315,13 @@ addresses = ["127.0.0.1:2049"]
 # "async": WRITE is stable from memory, the flush window bounds a crash's loss.
 # "durable": COMMIT returns only once the data is in the bucket.
 commit = "async"
+
+[servers.ninep]
+# 9P2000.L (Linux: mount -t 9p -o trans=tcp,port=5564,version=9p2000.L,access=user ...).
+# Tfsync returns only once the data is in the bucket.
+addresses = ["127.0.0.1:5564"]
+# unix_socket = "/run/pailfs/9p.sock"
+# max_msize = 1048576
 )";
 }
 

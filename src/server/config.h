@@ -46,6 +46,14 @@ struct Config {
     uint32_t anon_uid = 65534;
     uint32_t anon_gid = 65534;
   } nfs;
+  struct Ninep {
+    bool enabled = false;
+    std::vector<std::string> addresses;
+    std::string unix_socket;
+    uint32_t max_msize = 1u << 20;
+    uint32_t anon_uid = 65534;
+    uint32_t anon_gid = 65534;
+  } ninep;
 
   static Result<Config> Load(const std::string& path);
   // `source` names the text in error messages.

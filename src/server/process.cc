@@ -13,6 +13,7 @@
 #include "fs/fsck.h"
 #include "fuse/fuse_server.h"
 #include "nfs/nfs_server.h"
+#include "ninep/server.h"
 #include "server/bucket.h"
 
 namespace pail::server {
@@ -58,6 +59,7 @@ Status RunServer(const Config& config) {
   PAIL_ASSIGN_OR_RETURN(auto filesystem, fs::FileSystem::Open(*engine, FilesystemOptions(config)));
 
   std::unique_ptr<nfs::NfsServer> nfs_server;
+  std::unique_ptr<ninep::NinepServer> ninep_server;
   std::unique_ptr<fuse::FuseServer> fuse_server;
   Status started;
   if (config.nfs.enabled) {
@@ -68,6 +70,16 @@ Status RunServer(const Config& config) {
     options.anon_gid = config.nfs.anon_gid;
     nfs_server = std::make_unique<nfs::NfsServer>(*filesystem, options);
     started = nfs_server->Start();
+  }
+  if (started.ok() && config.ninep.enabled) {
+    ninep::NinepServerOptions options;
+    options.addresses = config.ninep.addresses;
+    options.unix_socket = config.ninep.unix_socket;
+    options.session.max_msize = config.ninep.max_msize;
+    options.session.identity.anon_uid = config.ninep.anon_uid;
+    options.session.identity.anon_gid = config.ninep.anon_gid;
+    ninep_server = std::make_unique<ninep::NinepServer>(*filesystem, options);
+    started = ninep_server->Start();
   }
   if (started.ok() && config.fuse.enabled) {
     fuse::FuseServerOptions options;
@@ -83,6 +95,7 @@ Status RunServer(const Config& config) {
     spdlog::info("signal {}: flushing and shutting down", signal_number);
   }
   if (fuse_server) fuse_server->Stop();
+  if (ninep_server) ninep_server->Stop();
   if (nfs_server) nfs_server->Stop();
   Status closed = filesystem->Close();
   filesystem.reset();

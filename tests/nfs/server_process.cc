@@ -52,7 +52,14 @@ bool CanConnect(uint16_t port) {
 
 }  // namespace
 
-ServerProcess::ServerProcess(bool durable_commit) : durable_commit_(durable_commit) {
+ServerProcess::ServerProcess(bool durable_commit)
+    : ServerProcess(ServersSection([durable_commit](const std::string& address) {
+        return "[servers.nfs]\naddresses = [\"" + address + "\"]\ncommit = \"" +
+               (durable_commit ? "durable" : "async") + "\"\n";
+      })) {}
+
+ServerProcess::ServerProcess(ServersSection servers_section)
+    : servers_section_(std::move(servers_section)) {
   std::string templ = (std::filesystem::temp_directory_path() / "pail-nfs-test-XXXXXX").string();
   std::vector<char> buf(templ.begin(), templ.end());
   buf.push_back('\0');
@@ -81,9 +88,7 @@ bool ServerProcess::Start() {
                         << "encryption_password = \"nfs-test\"\n"
                         << "[cache]\n"
                         << "dir = \"" << dir_ << "/cache\"\n"
-                        << "[servers.nfs]\n"
-                        << "addresses = [\"" << address << "\"]\n"
-                        << "commit = \"" << (durable_commit_ ? "durable" : "async") << "\"\n";
+                        << servers_section_(address);
   std::vector<std::string> argv = {PAIL_PAILFS_BINARY, "run", "-c", config};
   pid_ = fork();
   if (pid_ == 0) {

@@ -3,12 +3,14 @@
 // start it again on the same bucket.
 //
 // It runs `pailfs run -c CONFIG` (PAIL_PAILFS_BINARY) with a generated
-// config: file:// bucket, cache and [servers.nfs] on a free loopback port.
+// config: file:// bucket, cache and a [servers.*] section (NFS by default;
+// the 9P tests pass their own) on a free loopback port.
 #pragma once
 
 #include <sys/types.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -17,7 +19,11 @@ namespace pail::nfs::test {
 class ServerProcess {
  public:
   // A fresh temporary directory for bucket, cache and config.
-  ServerProcess(bool durable_commit);
+  explicit ServerProcess(bool durable_commit);
+  // `servers_section(address)` is the config's server section, listening on
+  // "127.0.0.1:PORT".
+  using ServersSection = std::function<std::string(const std::string& address)>;
+  explicit ServerProcess(ServersSection servers_section);
   ~ServerProcess();
 
   // Starts the server on a free port and waits until it accepts connections.
@@ -34,7 +40,7 @@ class ServerProcess {
  private:
   bool WaitForPort();
 
-  bool durable_commit_;
+  ServersSection servers_section_;
   std::string dir_;
   uint16_t port_ = 0;
   pid_t pid_ = -1;
