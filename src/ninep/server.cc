@@ -383,10 +383,14 @@ void NinepServer::Stop() {
   });
   for (auto& connection : open) connection->Close();
   open.clear();
+  // Running requests finish (their replies go nowhere); then the I/O thread
+  // runs out of work once every closed socket's handlers have completed.
+  // Letting it drain, rather than stopping it, destroys every connection
+  // (and so releases its open files) before the filesystem is closed.
   s.workers->join();
-  s.io.stop();
   for (auto& t : s.io_threads) t.join();
   s.io_threads.clear();
+  s.workers.reset();
   {
     MutexLock lock(&s.mu);
     s.connections.clear();
