@@ -36,6 +36,24 @@ void PutTime(WireWriter& w, const struct timespec& t) {
   w.U64(static_cast<uint64_t>(t.tv_nsec));
 }
 
+// The Linux client turns the kernel's "kill setuid/setgid" (a write or
+// truncate by someone other than the owner) into a mode change, which only
+// the owner may make. The core already clears those bits on such writes
+// and truncations, so a mode change that only clears them, from a caller
+// who may not chmod, is left out rather than refused (knfsd does the same).
+fs::FsStatus DropSuidKill(fs::FileSystem& fs, const fs::Credentials& cred, fs::Ino ino,
+                          fs::SetAttrRequest* req) {
+  if (!req->mode || cred.is_root()) return FsStatus::OK();
+  FsResult<fs::Attr> attr = fs.GetAttr(cred, ino);
+  if (!attr.ok()) return attr.status();
+  if (attr->uid == cred.uid) return FsStatus::OK();
+  uint32_t old_mode = attr->mode & 07777;
+  uint32_t cleared = old_mode & ~*req->mode;
+  bool only_clears_suid = (*req->mode & ~old_mode) == 0 && (cleared & ~(S_ISUID | S_ISGID)) == 0;
+  if (only_clears_suid) req->mode.reset();
+  return FsStatus::OK();
+}
+
 }  // namespace
 
 // Tlopen fid[4] flags[4] -> Rlopen qid iounit[4]. iounit 0: the client
@@ -281,6 +299,7 @@ Session::Reply Session::Setattr(WireReader& r, uint16_t tag) {
     req.mtime = (valid & kSetattrMtimeSet) ? fs::TimeChange::At(mtime) : fs::TimeChange::Now();
   }
   req.handle = state.handle;
+  NINEP_RETURN_IF_ERROR(DropSuidKill(fs_, f->cred(), state.ino, &req));
   NINEP_ASSIGN_OR_RETURN(fs::Attr attr, fs_.SetAttr(f->cred(), state.ino, req));
   (void)attr;
   WireWriter w(kRsetattr, tag);

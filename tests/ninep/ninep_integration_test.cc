@@ -341,6 +341,18 @@ TEST_F(NinepTest, PermissionsFollowTheAttachedUser) {
   EXPECT_EQ(a.uid, 4321u);
   EXPECT_EQ(a.gid, 777u);  // the gid the client asked for
   EXPECT_EQ(user->Setattr(1, 0x1, 0777, 0, 0, 0), EPERM);
+  // A writer who is not the owner truncates a setuid file: the client's
+  // accompanying "clear setuid" mode change is not an EPERM, and the bit goes.
+  ASSERT_EQ(c_->Walk(1, 9, {"open"}), 0);
+  ASSERT_EQ(c_->Lcreate(9, "suid", kRdwr | kCreat, 04766), 0);
+  ASSERT_EQ(c_->Setattr(9, 0x1, 04766, 0, 0, 0), 0);
+  ASSERT_EQ(user->Walk(2, 4, {"suid"}), 0);
+  ASSERT_EQ(user->Lopen(4, kRdwr), 0);
+  EXPECT_EQ(user->Setattr(4, 0x1 | 0x8, 0766, 0, 0, 1), 0);
+  ASSERT_EQ(c_->Getattr(9, &a), 0);
+  EXPECT_EQ(a.size, 1u);
+  EXPECT_EQ(a.mode & 07777, 0766u);
+  EXPECT_EQ(user->Setattr(4, 0x1, 0777, 0, 0, 0), EPERM);  // anything more is still refused
 }
 
 TEST_F(NinepTest, Xattrs) {

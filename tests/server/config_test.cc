@@ -57,6 +57,11 @@ addresses = ["127.0.0.1:2049", "[::1]:2049"]
 commit = "durable"
 anon_uid = 1000
 anon_gid = 1001
+[servers.ninep]
+addresses = ["127.0.0.1:5564", "[::1]:5564"]
+unix_socket = "/run/p9.sock"
+max_msize = 65536
+anon_uid = 7
 )", "all.toml");
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   EXPECT_DOUBLE_EQ(c->cache.disk_size_gb, 2.5);
@@ -70,6 +75,25 @@ anon_gid = 1001
   EXPECT_EQ(c->nfs.addresses[1], "[::1]:2049");
   EXPECT_EQ(c->nfs.commit, "durable");
   EXPECT_EQ(c->nfs.anon_gid, 1001u);
+  EXPECT_TRUE(c->ninep.enabled);
+  ASSERT_EQ(c->ninep.addresses.size(), 2u);
+  EXPECT_EQ(c->ninep.addresses[1], "[::1]:5564");
+  EXPECT_EQ(c->ninep.unix_socket, "/run/p9.sock");
+  EXPECT_EQ(c->ninep.max_msize, 65536u);
+  EXPECT_EQ(c->ninep.anon_uid, 7u);
+  EXPECT_EQ(c->ninep.anon_gid, 65534u);
+}
+
+TEST(Config, NinepDefaultsToLoopbackAndIsOffWithoutItsSection) {
+  auto off = Config::Parse(kMinimal, "min.toml");
+  ASSERT_TRUE(off.ok());
+  EXPECT_FALSE(off->ninep.enabled);
+  auto on = Config::Parse(std::string(kMinimal) + "[servers.ninep]\n", "ninep.toml");
+  ASSERT_TRUE(on.ok()) << on.status().ToString();
+  EXPECT_TRUE(on->ninep.enabled);
+  ASSERT_EQ(on->ninep.addresses.size(), 1u);
+  EXPECT_EQ(on->ninep.addresses[0], "127.0.0.1:5564");
+  EXPECT_EQ(on->ninep.max_msize, 1u << 20);
 }
 
 TEST(Config, EnvironmentSubstitution) {
@@ -114,6 +138,8 @@ TEST(Config, MistakesAreReportedWithTheirPlace) {
       {std::string(kMinimal) + "[servers.smb]\nx=1\n", "unknown server [servers.smb]"},
       {std::string(kMinimal) + "[servers.nfs]\ncommit=\"maybe\"\n", "commit must be"},
       {std::string(kMinimal) + "[servers.fuse]\nallow_other=true\n", "needs mountpoint"},
+      {std::string(kMinimal) + "[servers.ninep]\nmax_msize=100\n", "max_msize must be between"},
+      {std::string(kMinimal) + "[servers.ninep]\nport=5564\n", "unknown key 'port'"},
       {"[storage]\nencryption_password=\"x\"\n[cache]\ndir=\"/c\"\n", "url is required"},
       {"[storage]\nurl=\"file:///b\"\n[cache]\ndir=\"/c\"\n", "encryption_password is required"},
       {"[storage\nurl=1", "bad.toml:1"},
