@@ -1,5 +1,6 @@
 #include "ninep/server.h"
 
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <asio.hpp>
@@ -61,9 +62,16 @@ struct NinepServer::Impl {
   bool stopped GUARDED_BY(mu) = false;
 };
 
-// One client connection. Reading, the tag table and writing run on the
-// connection's strand; requests run on the workers and hand their replies
-// back to the strand.
+// One client connection.
+//
+// Reading and framing run on the connection's strand; requests run on the
+// workers. A worker that finishes a request sends its reply itself, with
+// one non-blocking send, when nothing else is queued or being written (one
+// thread hop per request instead of two); a reply that does not go out
+// whole joins the queue, which the strand writes with Asio. mu_ guards the
+// tag table, the queue and the byte count, keeps those two writers apart,
+// and keeps workers off the descriptor once it is closed (its number may
+// be reused).
 class Connection : public std::enable_shared_from_this<Connection> {
  public:
   Connection(NinepServer::Impl* server, Socket socket, std::string peer)
@@ -83,19 +91,28 @@ class Connection : public std::enable_shared_from_this<Connection> {
   }
 
  private:
-  // A request between arrival and its reply going out.
+  // A request between arrival and its reply.
   struct Pending {
     std::atomic<bool> cancelled{false};
-    std::vector<uint16_t> flushes;  // strand only: Tflush tags to answer after it
+    std::vector<uint16_t> flushes;  // under mu_: Tflush tags to answer after it
   };
 
-  bool Full() const {
+  bool Full() const REQUIRES(mu_) {
     return pending_.size() >= server_->options.max_tags ||
            buffered_bytes_ >= server_->options.max_buffered_bytes;
   }
 
+  // On the strand: false (and reading paused until replies drain) when the
+  // connection may not take another request now, or is closed.
+  bool MayRead() {
+    MutexLock lock(&mu_);
+    if (closed_) return false;
+    paused_ = Full();
+    return !paused_;
+  }
+
   void ReadMore() {
-    if (closed_ || reading_ || read_begin_ < read_end_ || Full()) return;
+    if (reading_ || read_begin_ < read_end_ || !MayRead()) return;
     read_begin_ = read_end_ = 0;
     reading_ = true;
     socket_.async_read_some(
@@ -112,10 +129,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
         }));
   }
 
-  // Cuts buffered bytes into messages until the buffer is empty or the
-  // connection has enough outstanding.
+  // On the strand: cuts buffered bytes into messages until the buffer is
+  // empty or the connection has enough outstanding.
   void ProcessBuffered() {
-    while (!closed_ && read_begin_ < read_end_ && !Full()) {
+    while (read_begin_ < read_end_ && MayRead()) {
       size_t available = read_end_ - read_begin_;
       const char* at = read_buffer_.data() + read_begin_;
       if (message_.size() < 4) {
@@ -148,92 +165,142 @@ class Connection : public std::enable_shared_from_this<Connection> {
   bool Submit(std::string message) {
     uint8_t type = static_cast<uint8_t>(message[4]);
     uint16_t tag = TagOf(message);
-    if (pending_.count(tag)) {
-      spdlog::warn("9p: closing connection from {}: tag {} reused while in flight", peer_, tag);
+    const char* problem = nullptr;
+    std::shared_ptr<Pending> pending;
+    {
+      MutexLock lock(&mu_);
+      if (pending_.count(tag)) {
+        problem = "a tag reused while in flight";
+      } else if (type == kTflush && message.size() == kHeaderBytes + 2) {
+        uint16_t old_tag = static_cast<uint16_t>(static_cast<uint8_t>(message[7]) |
+                                                 static_cast<uint8_t>(message[8]) << 8);
+        auto it = pending_.find(old_tag);
+        if (it != pending_.end()) {
+          if (it->second->flushes.size() >= server_->options.max_tags) {
+            problem = "too many flushes of one tag";
+          } else {
+            it->second->cancelled = true;
+            it->second->flushes.push_back(tag);
+            return true;
+          }
+        }
+        // Nothing pending under that tag: the session answers at once.
+      }
+      if (!problem) {
+        pending = std::make_shared<Pending>();
+        pending_.emplace(tag, pending);
+        buffered_bytes_ += message.size();
+      }
+    }
+    if (problem) {
+      spdlog::warn("9p: closing connection from {}: {} (tag {})", peer_, problem, tag);
       CloseOnStrand();
       return false;
     }
-    if (type == kTflush && message.size() == kHeaderBytes + 2) {
-      uint16_t old_tag = static_cast<uint16_t>(static_cast<uint8_t>(message[7]) |
-                                               static_cast<uint8_t>(message[8]) << 8);
-      auto it = pending_.find(old_tag);
-      if (it != pending_.end()) {
-        if (it->second->flushes.size() >= server_->options.max_tags) {
-          spdlog::warn("9p: closing connection from {}: too many flushes of tag {}", peer_, old_tag);
-          CloseOnStrand();
-          return false;
-        }
-        it->second->cancelled = true;
-        it->second->flushes.push_back(tag);
-        return true;
-      }
-      // Nothing pending under that tag: the session answers at once.
-    }
-    auto pending = std::make_shared<Pending>();
-    pending_.emplace(tag, pending);
-    buffered_bytes_ += message.size();
     asio::post(*server_->workers, [self = shared_from_this(), pending, tag,
                                    message = std::move(message)] {
       std::optional<std::string> reply;
       if (!pending->cancelled) reply = self->session_.Handle(message);
-      asio::post(self->strand_, [self, tag, size = message.size(), reply = std::move(reply)]() mutable {
-        self->Complete(tag, size, std::move(reply));
-      });
+      self->Finish(tag, message.size(), std::move(reply));
     });
     return true;
   }
 
-  // On the strand: a request finished (reply empty: flushed before it ran).
-  void Complete(uint16_t tag, size_t request_bytes, std::optional<std::string> reply) {
-    buffered_bytes_ -= request_bytes;
-    auto it = pending_.find(tag);
-    std::vector<uint16_t> flushes = std::move(it->second->flushes);
-    pending_.erase(it);
-    if (reply) Queue(std::move(*reply));
-    for (uint16_t flush_tag : flushes) {
-      WireWriter w(kRflush, flush_tag);
-      Queue(w.Finish());
+  // On a worker: the request finished (no reply: flushed before it ran).
+  // Sends its reply, then the Rflush of every Tflush that named it.
+  void Finish(uint16_t tag, size_t request_bytes, std::optional<std::string> reply) {
+    bool start_writer = false, resume = false, failed = false;
+    {
+      MutexLock lock(&mu_);
+      buffered_bytes_ -= request_bytes;
+      auto it = pending_.find(tag);
+      std::vector<uint16_t> flushes = std::move(it->second->flushes);
+      pending_.erase(it);
+      std::vector<std::string> out;
+      if (reply) out.push_back(std::move(*reply));
+      for (uint16_t flush_tag : flushes) {
+        WireWriter w(kRflush, flush_tag);
+        out.push_back(w.Finish());
+      }
+      for (std::string& r : out) {
+        if (closed_ || failed) break;
+        if (!writing_ && replies_.empty()) {
+          ssize_t n = ::send(socket_.native_handle(), r.data(), r.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+          if (n == static_cast<ssize_t>(r.size())) continue;
+          if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+            failed = true;
+            break;
+          }
+          front_sent_ = n > 0 ? static_cast<size_t>(n) : 0;
+        }
+        buffered_bytes_ += r.size();
+        replies_.push_back(std::move(r));
+        if (!writing_) writing_ = start_writer = true;
+      }
+      if (paused_ && !Full()) {
+        paused_ = false;
+        resume = true;
+      }
     }
-    ProcessBuffered();
-    ReadMore();
+    if (failed) Close();
+    if (start_writer) asio::post(strand_, [self = shared_from_this()] { self->WriteQueued(); });
+    if (resume) {
+      asio::post(strand_, [self = shared_from_this()] {
+        self->ProcessBuffered();
+        self->ReadMore();
+      });
+    }
   }
 
-  void Queue(std::string reply) {
-    if (closed_) return;
-    buffered_bytes_ += reply.size();
-    replies_.push_back(std::move(reply));
-    if (!writing_) WriteQueued();
-  }
-
+  // On the strand, with writing_ set: writes queued replies until none is left.
   void WriteQueued() {
-    writing_ = true;
     std::vector<asio::const_buffer> buffers;
-    size_t count = std::min(replies_.size(), kMaxRepliesPerWrite);
-    for (size_t i = 0; i < count; i++) buffers.push_back(asio::buffer(replies_[i]));
+    {
+      MutexLock lock(&mu_);
+      if (closed_) return;
+      size_t count = std::min(replies_.size(), kMaxRepliesPerWrite);
+      // deque elements stay where they are while workers append, so the
+      // buffers remain valid until the write completes.
+      for (size_t i = 0; i < count; i++) {
+        size_t skip = i == 0 ? front_sent_ : 0;
+        buffers.push_back(asio::buffer(replies_[i].data() + skip, replies_[i].size() - skip));
+      }
+    }
     asio::async_write(
         socket_, buffers,
-        asio::bind_executor(strand_, [self = shared_from_this(), count](asio::error_code ec, size_t) {
-          self->writing_ = false;
+        asio::bind_executor(strand_, [self = shared_from_this(), count = buffers.size()](
+                                         asio::error_code ec, size_t) {
           if (ec) {
             self->CloseOnStrand();
             return;
           }
-          for (size_t i = 0; i < count; i++) {
-            self->buffered_bytes_ -= self->replies_.front().size();
-            self->replies_.pop_front();
+          bool more;
+          {
+            MutexLock lock(&self->mu_);
+            for (size_t i = 0; i < count; i++) {
+              self->buffered_bytes_ -= self->replies_.front().size();
+              self->replies_.pop_front();
+            }
+            self->front_sent_ = 0;
+            more = !self->replies_.empty();
+            self->writing_ = more;
           }
-          if (!self->replies_.empty()) self->WriteQueued();
+          if (more) self->WriteQueued();
           self->ProcessBuffered();
           self->ReadMore();
         }));
   }
 
   void CloseOnStrand() {
-    if (closed_) return;
-    closed_ = true;
-    asio::error_code ignored;
-    socket_.shutdown(Socket::shutdown_both, ignored);
-    socket_.close(ignored);
+    {
+      MutexLock lock(&mu_);
+      if (closed_) return;
+      closed_ = true;
+      // Queued replies stay: an aborted write may still point into them.
+      asio::error_code ignored;
+      socket_.shutdown(Socket::shutdown_both, ignored);
+      socket_.close(ignored);
+    }
     server_->Forget(this);
   }
 
@@ -242,18 +309,22 @@ class Connection : public std::enable_shared_from_this<Connection> {
   asio::strand<asio::io_context::executor_type> strand_;
   std::string peer_;
   Session session_;  // thread-safe; used by the workers
-  // Everything below: strand only.
+  // Reading side: strand only.
   std::vector<char> read_buffer_;
   size_t read_begin_ = 0;
   size_t read_end_ = 0;
   bool reading_ = false;
   std::string message_;  // the message being assembled
   uint32_t message_size_ = 0;
-  std::map<uint16_t, std::shared_ptr<Pending>> pending_;
-  size_t buffered_bytes_ = 0;  // requests in flight and unsent replies
-  std::deque<std::string> replies_;
-  bool writing_ = false;
-  bool closed_ = false;
+  // Shared with the workers.
+  Mutex mu_;
+  std::map<uint16_t, std::shared_ptr<Pending>> pending_ GUARDED_BY(mu_);
+  size_t buffered_bytes_ GUARDED_BY(mu_) = 0;  // requests in flight and unsent replies
+  std::deque<std::string> replies_ GUARDED_BY(mu_);
+  size_t front_sent_ GUARDED_BY(mu_) = 0;  // bytes of replies_.front() already sent
+  bool writing_ GUARDED_BY(mu_) = false;   // the strand owns the sending side
+  bool paused_ GUARDED_BY(mu_) = false;    // reading stopped until replies drain
+  bool closed_ GUARDED_BY(mu_) = false;
 };
 
 template <typename Acceptor>
