@@ -181,8 +181,13 @@ Result<std::string> SubstituteEnv(std::string_view text) {
     }
     const char* value = std::getenv(name.c_str());
     if (!value) {
-      return Status::InvalidArgument("environment variable " + name +
-                                     " is not set (the config refers to it)");
+      // The name is quoted only when it is the whole value: in a longer
+      // value it may be part of a password that holds a '$'.
+      bool whole = text == "$" + name || text == "${" + name + "}";
+      return Status::InvalidArgument(
+          (whole ? "environment variable " + name + " is not set"
+                 : std::string("an environment variable it refers to is not set")) +
+          " (write $$ for a literal $)");
     }
     out += value;
   }
