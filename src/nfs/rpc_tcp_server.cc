@@ -4,6 +4,7 @@
 #include <sys/socket.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <atomic>
 #include <charconv>
 #include <chrono>
@@ -423,9 +424,11 @@ std::shared_ptr<Connection> RpcTcpServer::Impl::Admit(tcp::socket& socket, std::
   {
     std::lock_guard<std::mutex> lock(mu);
     if (stopped) return nullptr;
-    size_t& from_address = per_address[address];
-    if (from_address >= options.limits.max_connections_per_client) {
-      *refusal = address + " already has " + std::to_string(from_address) +
+    // find, not []: a refused address must not leave an entry behind.
+    auto from_address = per_address.find(address);
+    if (from_address != per_address.end() &&
+        from_address->second >= options.limits.max_connections_per_client) {
+      *refusal = address + " already has " + std::to_string(from_address->second) +
                  " connections (max_connections_per_client)";
       return nullptr;
     }
