@@ -42,6 +42,21 @@ TEST_F(NamespaceTest, GenerationsAreRandomStableAndCheckedByResolveHandle) {
   EXPECT_ERRNO(fs_->ResolveHandle(a, attr_a.generation), ESTALE);
 }
 
+TEST_F(NamespaceTest, BucketOfFormatOneIsRefusedClearly) {
+  ASSERT_TRUE(fs_->Close().ok());
+  fs_.reset();
+  std::string old_version;
+  PutBigEndian64(&old_version, 1);
+  rocksdb::WriteBatch batch;
+  batch.Put(engine_->column_family(kMetaColumnFamily), SystemKey(kSystemFormat), old_version);
+  ASSERT_TRUE(engine_->Write(&batch).ok());
+  auto reopened = FileSystem::Open(*engine_, Options());
+  ASSERT_FALSE(reopened.ok());
+  EXPECT_NE(reopened.status().ToString().find("format 1"), std::string::npos)
+      << reopened.status().ToString();
+  EXPECT_NE(reopened.status().ToString().find("generations"), std::string::npos);
+}
+
 TEST_F(NamespaceTest, CreateThenLookupAndTimestamps) {
   Attr before = Stat(kRootIno);
   auto created = fs_->Create(User(1000, 100), kRootIno, "f", 0640, {});
