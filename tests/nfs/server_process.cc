@@ -52,10 +52,11 @@ bool CanConnect(uint16_t port) {
 
 }  // namespace
 
-ServerProcess::ServerProcess(bool durable_commit)
-    : ServerProcess(ServersSection([durable_commit](const std::string& address) {
+ServerProcess::ServerProcess(bool durable_commit, std::string nfs_options,
+                             std::string extra_config)
+    : ServerProcess(ServersSection([=](const std::string& address) {
         return "[servers.nfs]\naddresses = [\"" + address + "\"]\ncommit = \"" +
-               (durable_commit ? "durable" : "async") + "\"\n";
+               (durable_commit ? "durable" : "async") + "\"\n" + nfs_options + extra_config;
       })) {}
 
 ServerProcess::ServerProcess(ServersSection servers_section)

@@ -13,15 +13,21 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 
 namespace pail::nfs::test {
 
 class ServerProcess {
  public:
   // A fresh temporary directory for bucket, cache and config.
-  explicit ServerProcess(bool durable_commit);
-  // `servers_section(address)` is the config's server section, listening on
-  // "127.0.0.1:PORT".
+  // `nfs_options`: lines added to [servers.nfs]. The default trusts client
+  // uids (squash = "none"), since most tests act as several users including
+  // root; the security tests pass their own. `extra_config`: whole sections
+  // appended to the config (e.g. "[filesystem]\nflush_interval_ms = 60000\n").
+  explicit ServerProcess(bool durable_commit, std::string nfs_options = "squash = \"none\"\n",
+                         std::string extra_config = "");
+  // `servers_section(address)` is the config's server section(s), listening
+  // on "127.0.0.1:PORT".
   using ServersSection = std::function<std::string(const std::string& address)>;
   explicit ServerProcess(ServersSection servers_section);
   ~ServerProcess();
@@ -35,6 +41,7 @@ class ServerProcess {
 
   uint16_t port() const { return port_; }
   const std::string& dir() const { return dir_; }
+  pid_t pid() const { return pid_; }
   std::string log() const;
 
  private:

@@ -26,6 +26,7 @@ PROTO=${1:?$USAGE}
 MODE=${2:?$USAGE}
 shift 2
 SERVER_IP=${VM_SERVER_IP:-198.18.0.1}
+GUEST_IP=${VM_GUEST_IP:-198.18.0.2}
 RUN_DIR=${RUN_DIR:-$(mktemp -d "/tmp/pail-$PROTO-vm.XXXXXX")}
 DATA=$RUN_DIR/data
 mkdir -p "$DATA"
@@ -36,7 +37,14 @@ case "$PROTO" in
     PORT=2049
     SERVER_SECTION="[servers.nfs]
 addresses = [\"$SERVER_IP:$PORT\"]
-commit = \"${COMMIT:-async}\""
+commit = \"${COMMIT:-async}\"
+# The defaults serve loopback only and squash root. This job admits the
+# guest (and only it), and trusts its uids: the POSIX suite runs as root in
+# the guest and checks root's privileges (chown, permission overrides).
+# The kernel client sends from a reserved port, so secure_port holds.
+allowed_clients = [\"$GUEST_IP/32\"]
+squash = \"none\"
+secure_port = true"
     # What NFSv3 itself cannot do, whatever the server: the kernel client
     # refuses renameat2 flags, keeps an unlinked open file alive by renaming it
     # (.nfsXXXX, so nlink stays 1), and the protocol has no extended attributes.
