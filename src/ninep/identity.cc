@@ -37,24 +37,25 @@ bool LookupUser(uid_t uid, std::string_view name, fs::Credentials* cred) {
 
 }  // namespace
 
-fs::Credentials ResolveIdentity(const IdentityPolicy& policy, uint32_t n_uname,
+fs::Credentials ResolveIdentity(const server::AccessPolicy& policy, uint32_t n_uname,
                                 std::string_view uname) {
   fs::Credentials cred;
+  bool named = true;
   if (n_uname != kNoUid) {
-    if (!LookupUser(n_uname, {}, &cred)) {
-      cred.uid = n_uname;
-      cred.gid = policy.anon_gid;
-    }
+    if (!LookupUser(n_uname, {}, &cred)) cred.gid = policy.anongid;
     cred.uid = n_uname;
-    return cred;
+  } else if (uname.empty() || !LookupUser(0, uname, &cred)) {
+    named = false;
   }
-  if (!uname.empty() && LookupUser(0, uname, &cred)) return cred;
-  cred.uid = policy.anon_uid;
-  cred.gid = policy.anon_gid;
-  return cred;
+  server::ClientIdentity claimed{cred.uid, cred.gid, cred.groups};
+  server::ClientIdentity acting = policy.Squashed(claimed, /*authenticated=*/named);
+  return fs::Credentials{acting.uid, acting.gid, acting.groups};
 }
 
-fs::Credentials WithCreateGroup(const fs::Credentials& cred, uint32_t gid) {
+fs::Credentials WithCreateGroup(const server::AccessPolicy& policy, const fs::Credentials& cred,
+                                uint32_t gid) {
+  if (policy.squash == server::Squash::kAll) return cred;
+  if (policy.squash == server::Squash::kRoot && gid == 0) gid = policy.anongid;
   fs::Credentials c = cred;
   if (gid == c.gid) return c;
   c.groups.push_back(c.gid);

@@ -50,6 +50,7 @@ struct NinepServer::Impl {
   fs::FileSystem& fs;
   NinepServerOptions options;
   fs::ByteRangeLocks locks;
+  server::RefusalLog refusals;
   asio::io_context io;
   std::unique_ptr<asio::thread_pool> workers;
   std::vector<std::unique_ptr<asio::ip::tcp::acceptor>> tcp_acceptors;
@@ -343,6 +344,16 @@ void NinepServer::Impl::Accept(Acceptor* acceptor) {
       socket.set_option(asio::ip::tcp::no_delay(true), ignored);
       auto endpoint = socket.remote_endpoint(ignored);
       peer = ignored ? "unknown" : endpoint.address().to_string();
+      // The shared client policy (allow-list, secure port); a Unix socket's
+      // callers are whoever its file permissions let in.
+      std::optional<std::string> refusal =
+          options.session.identity.RefusalReason(peer, ignored ? 0 : endpoint.port());
+      if (refusal) {
+        refusals.Refused("9p: refusing connection from " + peer + ": " + *refusal);
+        socket.close(ignored);
+        Accept(acceptor);
+        return;
+      }
     }
     auto protocol = socket.local_endpoint(ignored).protocol();
     Socket generic(io, asio::generic::stream_protocol(protocol.family(), protocol.protocol()),

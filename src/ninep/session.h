@@ -37,7 +37,7 @@ namespace pail::ninep {
 struct SessionOptions {
   uint32_t max_msize = 1u << 20;
   size_t max_fids = 16384;
-  IdentityPolicy identity;
+  server::AccessPolicy identity;  // squash and anonuid/anongid
 };
 
 class Session {

@@ -102,8 +102,8 @@ Session::Reply Session::Lcreate(WireReader& r, uint16_t tag) {
   options.truncate = (flags & kDotlTrunc) != 0;
   options.open_flags = OpenFlags(flags);
   NINEP_ASSIGN_OR_RETURN(fs::CreateResult created,
-                         fs_.Create(WithCreateGroup(f->cred(), gid), dir.ino, name,
-                                    mode & 07777, options));
+                         fs_.Create(WithCreateGroup(options_.identity, f->cred(), gid), dir.ino,
+                                    name, mode & 07777, options));
   bool raced = f->Update([&](FidState& s) {
     if (s.opened || s.ino != dir.ino) return true;
     s.ino = created.attr.ino;

@@ -33,8 +33,9 @@ Session::Reply Session::Mkdir(WireReader& r, uint16_t tag) {
   if (!r.done()) return FsError{EINVAL};
   NINEP_RETURN_IF_ERROR(CheckName(name));
   NINEP_ASSIGN_OR_RETURN(std::shared_ptr<Fid> dir, FileFid(dfid));
-  NINEP_ASSIGN_OR_RETURN(fs::Attr attr, fs_.Mkdir(WithCreateGroup(dir->cred(), gid),
-                                                  dir->Snapshot().ino, name, mode & 07777));
+  NINEP_ASSIGN_OR_RETURN(fs::Attr attr,
+                         fs_.Mkdir(WithCreateGroup(options_.identity, dir->cred(), gid),
+                                   dir->Snapshot().ino, name, mode & 07777));
   return QidReply(kRmkdir, tag, attr);
 }
 
@@ -47,8 +48,9 @@ Session::Reply Session::Symlink(WireReader& r, uint16_t tag) {
   if (!r.done()) return FsError{EINVAL};
   NINEP_RETURN_IF_ERROR(CheckName(name));
   NINEP_ASSIGN_OR_RETURN(std::shared_ptr<Fid> dir, FileFid(dfid));
-  NINEP_ASSIGN_OR_RETURN(fs::Attr attr, fs_.Symlink(WithCreateGroup(dir->cred(), gid),
-                                                    dir->Snapshot().ino, name, target));
+  NINEP_ASSIGN_OR_RETURN(fs::Attr attr,
+                         fs_.Symlink(WithCreateGroup(options_.identity, dir->cred(), gid),
+                                     dir->Snapshot().ino, name, target));
   return QidReply(kRsymlink, tag, attr);
 }
 
@@ -64,8 +66,9 @@ Session::Reply Session::Mknod(WireReader& r, uint16_t tag) {
   NINEP_RETURN_IF_ERROR(CheckName(name));
   NINEP_ASSIGN_OR_RETURN(std::shared_ptr<Fid> dir, FileFid(dfid));
   NINEP_ASSIGN_OR_RETURN(fs::Attr attr,
-                         fs_.Mknod(WithCreateGroup(dir->cred(), gid), dir->Snapshot().ino, name,
-                                   mode & (S_IFMT | 07777), makedev(major, minor)));
+                         fs_.Mknod(WithCreateGroup(options_.identity, dir->cred(), gid),
+                                   dir->Snapshot().ino, name, mode & (S_IFMT | 07777),
+                                   makedev(major, minor)));
   return QidReply(kRmknod, tag, attr);
 }
 

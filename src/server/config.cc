@@ -289,8 +289,7 @@ Result<Config> Config::Parse(std::string_view text, const std::string& source) {
       PAIL_RETURN_IF_ERROR(r.StringList("addresses", &c.ninep.addresses));
       PAIL_RETURN_IF_ERROR(r.String("unix_socket", &c.ninep.unix_socket));
       PAIL_RETURN_IF_ERROR(r.Unsigned("max_msize", &c.ninep.max_msize, 4096, 16u << 20));
-      PAIL_RETURN_IF_ERROR(r.Unsigned("anon_uid", &c.ninep.anon_uid, 0, UINT32_MAX));
-      PAIL_RETURN_IF_ERROR(r.Unsigned("anon_gid", &c.ninep.anon_gid, 0, UINT32_MAX));
+      PAIL_RETURN_IF_ERROR(ReadAccessPolicy(r, &c.ninep.access));
       PAIL_RETURN_IF_ERROR(r.RejectUnknown());
       if (c.ninep.addresses.empty() && c.ninep.unix_socket.empty()) {
         c.ninep.addresses = {"127.0.0.1:5564"};
@@ -400,6 +399,8 @@ secure_port = false
 addresses = ["127.0.0.1:5564"]
 # unix_socket = "/run/pailfs/9p.sock"
 # max_msize = 1048576
+# The same client policy as NFS (allowed_clients, squash, anonuid, anongid,
+# secure_port, max_connections); the defaults serve loopback and squash root.
 )";
 }
 

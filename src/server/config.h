@@ -51,8 +51,7 @@ struct Config {
     std::vector<std::string> addresses;
     std::string unix_socket;
     uint32_t max_msize = 1u << 20;
-    uint32_t anon_uid = 65534;
-    uint32_t anon_gid = 65534;
+    AccessPolicy access;
   } ninep;
 
   static Result<Config> Load(const std::string& path);

@@ -78,8 +78,8 @@ Status RunServer(const Config& config) {
     options.addresses = config.ninep.addresses;
     options.unix_socket = config.ninep.unix_socket;
     options.session.max_msize = config.ninep.max_msize;
-    options.session.identity.anon_uid = config.ninep.anon_uid;
-    options.session.identity.anon_gid = config.ninep.anon_gid;
+    options.session.identity = config.ninep.access;
+    options.max_connections = config.ninep.access.limits.max_connections;
     ninep_server = std::make_unique<ninep::NinepServer>(*filesystem, options);
     started = ninep_server->Start();
   }

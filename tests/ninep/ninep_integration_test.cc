@@ -32,7 +32,9 @@ std::string SocketPath() {
 
 std::string NinepSection(const std::string& address) {
   return "[servers.ninep]\naddresses = [\"" + address + "\"]\nunix_socket = \"" + SocketPath() +
-         "\"\nmax_msize = " + std::to_string(kServerMaxMsize) + "\n";
+         "\"\nmax_msize = " + std::to_string(kServerMaxMsize) +
+         // Tests act as root and as other users: trust the uids they send.
+         "\nsquash = \"none\"\n";
 }
 
 std::string RandomBytes(size_t n, uint32_t seed) {
@@ -532,7 +534,7 @@ TEST_F(NinepTest, UnixSocketServesTheSameFilesystem) {
 // old server means nothing to the new one.
 TEST(NinepDurabilityTest, FsyncedDataSurvivesSigkill) {
   ServerProcess server(ServerProcess::ServersSection([](const std::string& address) {
-    return "[servers.ninep]\naddresses = [\"" + address + "\"]\n";
+    return "[servers.ninep]\naddresses = [\"" + address + "\"]\nsquash = \"none\"\n";
   }));
   ASSERT_TRUE(server.Start()) << server.log();
   std::string data = RandomBytes(300000, 9);
@@ -540,7 +542,8 @@ TEST(NinepDurabilityTest, FsyncedDataSurvivesSigkill) {
     auto c = P9Client::ConnectTcp(server.port());
     ASSERT_NE(c, nullptr);
     ASSERT_EQ(c->Start(), 0);
-    ASSERT_EQ(c->Walk(0, 1, {}), 0);
+    ASSERT_EQ(c->Mkdir(0, "open", 0777), 0);
+    ASSERT_EQ(c->Walk(0, 1, {"open"}), 0);
     ASSERT_EQ(c->Lcreate(1, "synced", kRdwr | kCreat, 0644), 0);
     for (size_t off = 0; off < data.size(); off += 100000) {
       ASSERT_EQ(c->Write(1, off, data.substr(off, 100000)), 0);
@@ -557,7 +560,7 @@ TEST(NinepDurabilityTest, FsyncedDataSurvivesSigkill) {
   ASSERT_EQ(c->Start(), 0);
   P9Attr a;
   EXPECT_EQ(c->Getattr(1, &a), EBADF);  // the old session's fid
-  ASSERT_EQ(c->Walk(0, 1, {"synced"}), 0);
+  ASSERT_EQ(c->Walk(0, 1, {"open", "synced"}), 0);
   ASSERT_EQ(c->Lopen(1, 0), 0);
   std::string back, part;
   while (back.size() < data.size()) {
@@ -570,6 +573,33 @@ TEST(NinepDurabilityTest, FsyncedDataSurvivesSigkill) {
   ASSERT_EQ(c->XattrGet(1, 2, "user.k", &value), 0);
   EXPECT_EQ(value, "v");
   EXPECT_TRUE(server.Stop()) << server.log();
+}
+
+// The access policy NFS has, with its defaults: root acts as anonuid, and
+// TCP clients outside allowed_clients are refused.
+TEST(NinepPolicyTest, RootIsSquashedByDefaultAndOutsidersAreRefused) {
+  ServerProcess squashing(ServerProcess::ServersSection([](const std::string& address) {
+    return "[servers.ninep]\naddresses = [\"" + address + "\"]\n";
+  }));
+  ASSERT_TRUE(squashing.Start()) << squashing.log();
+  auto c = P9Client::ConnectTcp(squashing.port());
+  ASSERT_NE(c, nullptr);
+  ASSERT_EQ(c->Start(/*n_uname=*/0), 0);
+  EXPECT_EQ(c->Mkdir(0, "x", 0755), EACCES);  // "/" is root's, 0755
+  ASSERT_EQ(c->Walk(0, 1, {}), 0);
+  EXPECT_EQ(c->Setattr(1, 0x1, 0777, 0, 0, 0), EPERM);
+  c.reset();
+  EXPECT_TRUE(squashing.Stop()) << squashing.log();
+
+  ServerProcess closed(ServerProcess::ServersSection([](const std::string& address) {
+    return "[servers.ninep]\naddresses = [\"" + address +
+           "\"]\nallowed_clients = [\"192.0.2.0/24\"]\n";
+  }));
+  ASSERT_TRUE(closed.Start()) << closed.log();
+  auto outsider = P9Client::ConnectTcp(closed.port());
+  ASSERT_NE(outsider, nullptr);  // accepted by the kernel, then closed by the server
+  EXPECT_TRUE(outsider->WaitClosed());
+  EXPECT_TRUE(closed.Stop()) << closed.log();
 }
 
 }  // namespace

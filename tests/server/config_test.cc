@@ -67,7 +67,8 @@ idle_timeout_seconds = 60
 addresses = ["127.0.0.1:5564", "[::1]:5564"]
 unix_socket = "/run/p9.sock"
 max_msize = 65536
-anon_uid = 7
+anonuid = 7
+squash = "none"
 )", "all.toml");
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   EXPECT_DOUBLE_EQ(c->cache.disk_size_gb, 2.5);
@@ -94,8 +95,9 @@ anon_uid = 7
   EXPECT_EQ(c->ninep.addresses[1], "[::1]:5564");
   EXPECT_EQ(c->ninep.unix_socket, "/run/p9.sock");
   EXPECT_EQ(c->ninep.max_msize, 65536u);
-  EXPECT_EQ(c->ninep.anon_uid, 7u);
-  EXPECT_EQ(c->ninep.anon_gid, 65534u);
+  EXPECT_EQ(c->ninep.access.anonuid, 7u);
+  EXPECT_EQ(c->ninep.access.anongid, 65534u);
+  EXPECT_EQ(c->ninep.access.squash, Squash::kNone);
 }
 
 TEST(Config, NinepDefaultsToLoopbackAndIsOffWithoutItsSection) {
@@ -108,6 +110,9 @@ TEST(Config, NinepDefaultsToLoopbackAndIsOffWithoutItsSection) {
   ASSERT_EQ(on->ninep.addresses.size(), 1u);
   EXPECT_EQ(on->ninep.addresses[0], "127.0.0.1:5564");
   EXPECT_EQ(on->ninep.max_msize, 1u << 20);
+  EXPECT_EQ(on->ninep.access.squash, Squash::kRoot);
+  EXPECT_EQ(on->ninep.access.AllowedClientStrings(),
+            (std::vector<std::string>{"127.0.0.0/8", "::1/128"}));
 }
 
 TEST(Config, NfsDefaultsAreCareful) {

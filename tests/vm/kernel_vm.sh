@@ -55,7 +55,10 @@ secure_port = true"
   9p)
     PORT=5564
     SERVER_SECTION="[servers.ninep]
-addresses = [\"$SERVER_IP:$PORT\"]"
+addresses = [\"$SERVER_IP:$PORT\"]
+# As for NFS: only the guest, its uids trusted (the suite runs as root).
+allowed_clients = [\"$GUEST_IP/32\"]
+squash = \"none\""
     # What 9P2000.L or the Linux 9P client cannot carry, whatever the server
     # (docs/ninep.md): the protocol has no supplementary groups (a group the
     # caller is only a supplementary member of is unknown to the server), and
