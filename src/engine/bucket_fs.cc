@@ -383,6 +383,7 @@ Status BucketFileSystem::PublishWals() {
     std::lock_guard lock(mu_);
     logs.assign(wal_states_.begin(), wal_states_.end());
   }
+  bool published = false;
   for (auto& [log, state] : logs) {
     std::string bytes;
     uint64_t offset;
@@ -400,7 +401,28 @@ Status BucketFileSystem::PublishWals() {
       return s;
     }
     state->published += bytes.size();
+    published = true;
   }
+  // Nothing was left to publish although the caller has writes to make
+  // durable: a flush took them into an SST whose manifest went up before
+  // this call. That manifest counts only if no newer writer pinned the
+  // bucket's state before it landed, so prove that no newer writer exists
+  // (a published part proves it too: a sealer reads every part before its
+  // seal, and pins CURRENT after sealing).
+  if (!published) return ConfirmOwner();
+  return Status::OK();
+}
+
+Status BucketFileSystem::ConfirmOwner() {
+  if (fenced_) return Status::Fenced("another process has taken over the bucket");
+  auto newer = store_->Head(FenceKey(epoch_ + 1));
+  if (newer.ok()) {
+    fenced_ = true;
+    spdlog::error("writer epoch {} is fenced: a newer process opened bucket {}; refusing writes",
+                  epoch_, store_->Describe());
+    return Status::Fenced("a newer writer owns the bucket " + store_->Describe());
+  }
+  if (!newer.status().IsNotFound()) return newer.status().WithContext("checking for a newer writer");
   return Status::OK();
 }
 
@@ -453,15 +475,12 @@ Status BucketFileSystem::CollectGarbage() {
   }
   // Only the bucket's current owner may delete: a newer writer may still
   // need what this one considers obsolete.
-  auto newer = store_->Head(FenceKey(epoch_ + 1));
-  if (newer.ok()) {
-    fenced_ = true;
-    return Status::Fenced("a newer writer owns the bucket; not deleting");
-  }
-  if (!newer.status().IsNotFound()) {
+  Status owner = ConfirmOwner();
+  if (owner.IsFenced()) return owner;
+  if (!owner.ok()) {
     std::lock_guard lock(mu_);
     garbage_.insert(garbage_.end(), keys.begin(), keys.end());
-    return newer.status();
+    return owner;
   }
   std::set<std::string> live = live_provider ? live_provider() : std::set<std::string>{};
   std::string newest_part;

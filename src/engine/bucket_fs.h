@@ -105,7 +105,9 @@ class BucketFileSystem : public rocksdb::FileSystemWrapper {
   struct Entry;
   rocksdb::IOStatus UploadWhole(const std::string& name, const std::string& local_path);
   // Publishes every WAL byte appended so far, oldest log first, as WAL
-  // parts. On failure the bytes stay pending for the next call.
+  // parts. On failure the bytes stay pending for the next call. With
+  // nothing to publish it confirms that this writer still owns the bucket.
+  // Call it only when something was written since the last success.
   Status PublishWals();
   uint64_t PendingWalBytes();
 
@@ -148,6 +150,8 @@ class BucketFileSystem : public rocksdb::FileSystemWrapper {
   std::function<std::set<std::string>()> live_files_;
 
   Status PublishWalPart(uint64_t log_number, uint64_t offset, std::string_view bytes);
+  // OK when no newer epoch has claimed the bucket (one HEAD); else Fenced.
+  Status ConfirmOwner();
 
   std::map<uint64_t, std::shared_ptr<WalState>> wal_states_;  // guarded by mu_
   std::mutex wal_mu_;  // serialises WAL part publication, in sequence order

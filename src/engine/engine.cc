@@ -220,7 +220,11 @@ class EngineImpl : public Engine {
     if (flusher_.joinable()) flusher_.join();
     Status result;
     if (db_) {
-      if (!fenced()) {
+      // A fenced engine cannot make its unsynced writes durable: say so
+      // rather than report a clean shutdown.
+      if (fenced()) {
+        result = FencedError();
+      } else {
         result = Sync();
         // Flushing the memtables makes the WAL obsolete: the next open then
         // replays nothing and downloads no WAL part.
