@@ -25,16 +25,20 @@ std::string EncodeWalPart(uint64_t log_number, uint64_t offset, std::string_view
   return out;
 }
 
-std::string EncodeWalSeal(uint64_t sealing_epoch) {
+std::string EncodeWalSeal(uint64_t sealing_epoch, bool closing) {
   std::string out(kWalSealMagic, kWalMagicBytes);
   PutU64(out, sealing_epoch);
+  if (closing) out.push_back(1);
   return out;
 }
 
 Result<WalPart> DecodeWalPart(std::string body, const std::string& key) {
   WalPart part;
-  if (body.size() == kWalSealBytes && std::memcmp(body.data(), kWalSealMagic, kWalMagicBytes) == 0) {
+  if (IsSealSize(body.size()) && std::memcmp(body.data(), kWalSealMagic, kWalMagicBytes) == 0) {
     part.is_seal = true;
+    part.sealing_epoch = GetU64(body.data() + kWalMagicBytes);
+    part.closing = body.size() == kWalClosingSealBytes;
+    if (part.closing && body.back() != 1) return Status::Corruption("WAL part " + key + " is a bad seal");
     return part;
   }
   if (body.size() < kWalPartHeaderBytes || std::memcmp(body.data(), kWalPartMagic, kWalMagicBytes) != 0) {
