@@ -169,6 +169,9 @@ Status BucketFileSystem::RebuildNamespace(
     if (data && evidence.empty()) evidence = meta.key;
   }
   if (current_epoch == 0 && !evidence.empty()) {
+    // A newer opener that finished while we were sealing may have collected
+    // every CURRENT older than ours: then we are overtaken, not damaged.
+    PAIL_RETURN_IF_ERROR(CheckStillWriter());
     // RocksDB would start an empty database and delete every file it finds.
     return Status::Corruption(
         "bucket " + store_->Describe() + " holds database files (" + evidence +
