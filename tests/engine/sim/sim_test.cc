@@ -232,6 +232,12 @@ class SimRun {
     if (!opened.ok()) {
       Trace("  open failed: " + opened.status().ToString());
       connection->Cut();
+      // Nothing here damages the bucket: an open may fail from the store's
+      // faults or a takeover, never by calling the bucket damaged.
+      if (opened.status().IsCorruption()) {
+        Fail("writer " + std::to_string(incarnation) + "'s open calls the bucket damaged: " +
+             opened.status().ToString());
+      }
       return;
     }
     auto w = std::make_unique<Writer>();
