@@ -81,7 +81,8 @@ Status Evaluate(const char* name) {
     spdlog::warn("failpoint {}: exiting", name);
     ::_exit(kFailpointExitCode);
   }
-  return Status::Retryable(std::string("failpoint ") + name);
+  // Not retryable: RocksDB treats a failed step as final, as after a crash.
+  return Status::IOError(std::string("failpoint ") + name);
 }
 
 }  // namespace failpoint_internal

@@ -3,7 +3,7 @@
 // A failpoint sits at a step whose order the design depends on (between an
 // upload and the manifest that names it, between a garbage check and its
 // delete, ...). Unarmed, PAIL_FAILPOINT costs one relaxed atomic load. Armed,
-// it either returns an error from that step (kError: the step's effects so
+// it either returns an IOError from that step (kError: the step's effects so
 // far stay, as when a response is lost) or ends the process on the spot with
 // _exit (kExit: a crash at exactly that step).
 //
