@@ -179,6 +179,9 @@ class BucketFileSystem : public rocksdb::FileSystemWrapper {
   std::map<uint64_t, std::vector<std::string>> wal_parts_by_log_;  // this epoch's parts
   std::string newest_wal_part_;  // never deleted: it marks where the sequence is
   std::vector<std::string> retained_wal_parts_;  // guarded by mu_
+  // Each older epoch's last data part before its seal. Collected, its key
+  // is overwritten by a seal instead of deleted (bucket_gc.cc). Guarded by mu_.
+  std::set<std::string> ends_of_sealed_wals_;
 };
 
 }  // namespace pail::engine

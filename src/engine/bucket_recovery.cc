@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <ctime>
@@ -90,8 +91,13 @@ Status BucketFileSystem::SealOlderEpochs(
     // A finished epoch (sealed, its data collected) costs no request: nothing
     // can follow a seal, so there is nothing to read or to seal. A closing
     // seal is collected too: its writer will publish nothing more.
-    if (seqs.size() == 1 && IsSealSize(seqs.begin()->second.size)) {
-      if (seqs.begin()->second.size == kWalClosingSealBytes) {
+    // (A sealed epoch's last data part is overwritten by a seal when it is
+    // collected, bucket_gc.cc: two seals are finished too.)
+    const bool only_seals = !seqs.empty() && std::all_of(seqs.begin(), seqs.end(), [](const auto& p) {
+      return IsSealSize(p.second.size);
+    });
+    if (only_seals) {
+      if (seqs.size() == 1 && seqs.begin()->second.size == kWalClosingSealBytes) {
         std::lock_guard lock(mu_);
         QueueDeletion({seqs.begin()->second.key});
       }
@@ -99,6 +105,7 @@ Status BucketFileSystem::SealOlderEpochs(
     }
     std::map<uint64_t, uint64_t> next_offset;  // log -> bytes written to its pinned file
     std::set<uint64_t> dropped;                // logs whose first parts were collected
+    std::string last_data_key;                 // the data part just before the seal
     // Listed parts in order (gaps are parts of dropped logs), then the
     // sequence's end, which is sealed unless the writer gets there first.
     std::vector<uint64_t> order;
@@ -122,6 +129,7 @@ Status BucketFileSystem::SealOlderEpochs(
       PAIL_ASSIGN_OR_RETURN(WalPart part, DecodeWalPart(std::move(*body), key));
       if (part.is_seal) break;
       (*logs)[epoch].push_back({part.log_number, key});
+      last_data_key = key;
       // A log's parts are collected in sequence order, stopping at a failure
       // (bucket_gc.cc), so what remains of a log is a suffix: a log whose
       // first remaining part does not start at 0 was dropped by RocksDB.
@@ -146,6 +154,10 @@ Status BucketFileSystem::SealOlderEpochs(
       ::close(fd);
       if (n != static_cast<ssize_t>(part.bytes.size())) return Status::IOError("short write " + path);
       at->second += part.bytes.size();
+    }
+    if (!last_data_key.empty()) {
+      std::lock_guard lock(mu_);
+      ends_of_sealed_wals_.insert(last_data_key);
     }
   }
   // Every older epoch is sealed now; its fence has done its job.
