@@ -103,9 +103,8 @@ Status BucketFileSystem::SealOlderEpochs(
       }
       continue;
     }
-    std::map<uint64_t, uint64_t> next_offset;  // log -> bytes written to its pinned file
-    std::set<uint64_t> dropped;                // logs whose first parts were collected
-    std::string last_data_key;                 // the data part just before the seal
+    WalContinuity continuity;
+    std::string last_data_key;  // the data part just before the seal
     // Listed parts in order (gaps are parts of dropped logs), then the
     // sequence's end, which is sealed unless the writer gets there first.
     std::vector<uint64_t> order;
@@ -130,30 +129,19 @@ Status BucketFileSystem::SealOlderEpochs(
       if (part.is_seal) break;
       (*logs)[epoch].push_back({part.log_number, key});
       last_data_key = key;
-      // A log's parts are collected in sequence order, stopping at a failure
-      // (bucket_gc.cc), so what remains of a log is a suffix: a log whose
-      // first remaining part does not start at 0 was dropped by RocksDB.
-      auto at = next_offset.find(part.log_number);
-      if (at == next_offset.end()) {
-        if (part.offset != 0) dropped.insert(part.log_number);
-        at = next_offset.emplace(part.log_number, 0).first;
+      auto replay = continuity.Accept(part, key);
+      if (!replay.ok()) {
+        return replay.status().WithContext(
+            "refusing to open so that nothing is lost or deleted; restore the missing object "
+            "(see `pailfs fsck`)");
       }
-      if (dropped.count(part.log_number)) continue;
-      if (part.offset != at->second) {
-        return Status::Corruption(
-            "WAL part " + key + " starts at byte " + std::to_string(part.offset) + " of log " +
-            std::to_string(part.log_number) + ", but the log's earlier parts end at byte " +
-            std::to_string(at->second) +
-            ": a part in its middle is missing from the bucket. Refusing to open so that "
-            "nothing is lost or deleted; restore the missing object (see `pailfs fsck`)");
-      }
+      if (!*replay) continue;
       std::string path = cache_dir_ + "/pinned/" + PadNumber(epoch) + "-" + LogFileName(part.log_number);
       int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
       if (fd < 0) return Status::IOError("cannot write " + path + ": " + std::strerror(errno));
       ssize_t n = ::write(fd, part.bytes.data(), part.bytes.size());
       ::close(fd);
       if (n != static_cast<ssize_t>(part.bytes.size())) return Status::IOError("short write " + path);
-      at->second += part.bytes.size();
     }
     if (!last_data_key.empty()) {
       std::lock_guard lock(mu_);

@@ -51,4 +51,21 @@ Result<WalPart> DecodeWalPart(std::string body, const std::string& key) {
   return part;
 }
 
+Result<bool> WalContinuity::Accept(const WalPart& part, const std::string& key) {
+  auto at = next_offset_.find(part.log_number);
+  if (at == next_offset_.end()) {
+    if (part.offset != 0) dropped_.insert(part.log_number);
+    at = next_offset_.emplace(part.log_number, 0).first;
+  }
+  if (dropped_.count(part.log_number)) return false;
+  if (part.offset != at->second) {
+    return Status::Corruption("WAL part " + key + " starts at byte " + std::to_string(part.offset) +
+                              " of log " + std::to_string(part.log_number) +
+                              ", but the log's earlier parts end at byte " + std::to_string(at->second) +
+                              ": a part in its middle is missing from the bucket");
+  }
+  at->second += part.bytes.size();
+  return true;
+}
+
 }  // namespace pail::engine

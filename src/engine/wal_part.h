@@ -21,6 +21,8 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
+#include <set>
 #include <string>
 #include <string_view>
 
@@ -52,5 +54,22 @@ struct WalPart {
 std::string EncodeWalPart(uint64_t log_number, uint64_t offset, std::string_view bytes);
 std::string EncodeWalSeal(uint64_t sealing_epoch, bool closing = false);
 Result<WalPart> DecodeWalPart(std::string body, const std::string& key);
+
+// Follows one epoch's data parts in sequence order and checks that each
+// log's parts join up. A log's parts are collected in sequence order,
+// stopping at a failure (bucket_gc.cc), so what is left of a log is a
+// suffix: a log whose first remaining part does not start at byte 0 was
+// dropped by RocksDB and is skipped. A part that does not start where the
+// log's previous part ended means one is missing from the middle: damage,
+// reported as Corruption (once silently taken for a dropped log).
+class WalContinuity {
+ public:
+  // True: replay the part's bytes; false: a part of a dropped log.
+  Result<bool> Accept(const WalPart& part, const std::string& key);
+
+ private:
+  std::map<uint64_t, uint64_t> next_offset_;  // log -> where its next part must start
+  std::set<uint64_t> dropped_;
+};
 
 }  // namespace pail::engine
