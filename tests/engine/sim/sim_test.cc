@@ -14,6 +14,9 @@
 //  4. memory stays bounded: a writer's unpublished WAL bytes never exceed
 //     what it wrote since its last successful sync, and are zero right
 //     after one; the bucket does not grow out of proportion to the data.
+// Also: a writer is fenced only when a newer one exists (a lost reply alone
+// never fences it), an open never calls the bucket damaged (nothing here
+// damages it), and zero-byte "folder" objects of other tools are harmless.
 //
 // Determinism: every decision of the simulation (which step, which writer,
 // each request's fate, where a writer crashes) comes from PRNGs seeded by
@@ -33,7 +36,10 @@
 //
 // Environment: PAIL_SIM_SEEDS (how many; default set for CI),
 // PAIL_SIM_SEED_START (first seed), PAIL_SIM_STEPS (steps per seed),
-// PAIL_SIM_JOBS (seeds run in parallel), PAIL_SIM_VERBOSE=1 (trace steps).
+// PAIL_SIM_JOBS (seeds run in parallel), PAIL_SIM_VERBOSE=1 (trace steps),
+// PAIL_SIM_LATE_OVERWRITES=1 (a late write overwrites a newer one of the
+// same key; see SimBucket::set_late_overwrites: the engine is not built for
+// that store, so this mode finds failures by design).
 #include <gtest/gtest.h>
 #include <spdlog/spdlog.h>
 
