@@ -16,7 +16,7 @@
 // Why epochs in names: a fenced writer may still be running. Because every
 // object it writes carries its own epoch, it can never overwrite an object
 // of the new writer; it cannot delete one either, because deletions are only
-// done after checking that no newer epoch exists (see garbage_collector.h).
+// done after checking that no newer epoch exists (see bucket_gc.cc).
 // When two epochs hold a file of the same name, the pinned CURRENT's lineage
 // decides which one is live (current_object.h).
 //

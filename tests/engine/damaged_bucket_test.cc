@@ -9,6 +9,8 @@
 #include "crypto/encrypted_store.h"
 #include "crypto/key_file.h"
 #include "engine/bucket_layout.h"
+#include "engine/current_object.h"
+#include "engine/wal_part.h"
 #include "engine_test_util.h"
 #include "objstore/fault_store.h"
 #include "objstore/memory_store.h"
@@ -135,6 +137,39 @@ TEST(DamagedBucket, WalPartMissingInTheMiddleOfALogIsRefused) {
   EXPECT_TRUE(b.status().IsCorruption()) << b.status().ToString();
   EXPECT_NE(b.status().message().find("missing"), std::string::npos) << b.status().ToString();
   ExpectNothingDeleted(*memory, before);
+}
+
+TEST(CurrentObject, RoundTripsAndRejectsWhatIsNotOurs) {
+  std::string body = EncodeCurrentObject("MANIFEST-000012\n", {1, 4, 9});
+  auto decoded = DecodeCurrentObject(body, "k");
+  ASSERT_TRUE(decoded.ok());
+  EXPECT_EQ(decoded->rocksdb_current, "MANIFEST-000012\n");
+  EXPECT_EQ(decoded->manifest, "MANIFEST-000012");
+  ASSERT_TRUE(decoded->lineage);
+  EXPECT_EQ(*decoded->lineage, (std::set<uint64_t>{1, 4, 9}));
+  auto legacy = DecodeCurrentObject("MANIFEST-000005\n", "k");
+  ASSERT_TRUE(legacy.ok());
+  EXPECT_FALSE(legacy->lineage);
+  for (std::string bad : {"", "MANIFEST-1", "../x\n", "MANIFEST-1\npail-lineage x\n", "MANIFEST-1\nfoo\n",
+                          "MANIFEST-1\npail-lineage 0\n"}) {
+    EXPECT_TRUE(DecodeCurrentObject(bad, "k").status().IsCorruption()) << bad;
+  }
+}
+
+TEST(WalContinuity, SkipsDroppedLogsAndRefusesHoles) {
+  auto part = [](uint64_t log, uint64_t offset, size_t n) {
+    WalPart p;
+    p.log_number = log;
+    p.offset = offset;
+    p.bytes.assign(n, 'x');
+    return p;
+  };
+  WalContinuity c;
+  EXPECT_TRUE(*c.Accept(part(5, 0, 10), "a"));
+  EXPECT_FALSE(*c.Accept(part(4, 30, 10), "b"));  // log 4's start was collected: dropped
+  EXPECT_FALSE(*c.Accept(part(4, 40, 10), "c"));
+  EXPECT_TRUE(*c.Accept(part(5, 10, 5), "d"));
+  EXPECT_TRUE(c.Accept(part(5, 20, 5), "e").status().IsCorruption());  // bytes 15..20 are missing
 }
 
 }  // namespace

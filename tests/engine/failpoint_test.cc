@@ -143,3 +143,53 @@ TEST_F(FailpointTest, CollectorStoppedAfterItsCheckRetries) {
 
 }  // namespace
 }  // namespace pail::engine
+
+#include <sys/wait.h>
+
+#include "child_process.h"
+#include "durability_store.h"
+
+namespace pail::engine {
+namespace {
+
+// Through the environment, in a child process: it exits at exactly the
+// armed step (a crash there), first while writing, then twice while opening.
+TEST(FailpointProcess, ChildCrashedAtNamedStepsLosesNoSyncedBatch) {
+  TempDir dir;
+  const std::string url = pail::testing::FreshBucketUrl("file", dir.path());
+  int64_t synced = -1;
+  int run = 0;
+  for (const char* spec : {"engine/wal_after_publish=exit@5", "engine/open_after_recovery_flush=exit",
+                           "engine/open_before_current=exit"}) {
+    SCOPED_TRACE(spec);
+    ::setenv("PAIL_FAILPOINTS", spec, 1);
+    pail::testing::ChildProcess child(
+        {PAIL_CRASH_CHILD, url, dir.Sub("cache" + std::to_string(run++)), std::to_string(synced + 1)});
+    ::unsetenv("PAIL_FAILPOINTS");
+    ASSERT_TRUE(child.started());
+    while (auto line = child.ReadLine(std::chrono::seconds(60))) {
+      if (line->rfind("synced ", 0) == 0) synced = std::max<int64_t>(synced, std::stoll(line->substr(7)));
+    }
+    int status = child.Wait();
+    ASSERT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(WEXITSTATUS(status), kFailpointExitCode);
+  }
+  ASSERT_GE(synced, 0);
+  auto store = pail::testing::OpenDurabilityStore(url);
+  ASSERT_TRUE(store.ok());
+  EngineOptions options;
+  options.store = *store;
+  options.cache_dir = dir.Sub("check");
+  options.column_families = {{"meta", false}};
+  auto engine = Engine::Open(options);
+  ASSERT_TRUE(engine.ok()) << engine.status().ToString();
+  std::string last = Read(**engine, "meta", "last");
+  ASSERT_NE(last, "<missing>");
+  EXPECT_GE(std::stoll(last), synced) << "a synced batch was lost";
+  for (int64_t b = 0; b <= std::stoll(last); ++b) {
+    ASSERT_NE(Read(**engine, "meta", "b/" + std::to_string(b) + "/0"), "<missing>") << b;
+  }
+}
+
+}  // namespace
+}  // namespace pail::engine
