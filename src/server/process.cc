@@ -67,8 +67,7 @@ Status RunServer(const Config& config) {
     nfs::NfsServerOptions options;
     options.addresses = config.nfs.addresses;
     options.durable_commit = config.nfs.commit == "durable";
-    options.anon_uid = config.nfs.anon_uid;
-    options.anon_gid = config.nfs.anon_gid;
+    options.access = config.nfs.access;
     nfs_server = std::make_unique<nfs::NfsServer>(*filesystem, options);
     started = nfs_server->Start();
   }
