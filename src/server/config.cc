@@ -204,9 +204,9 @@ Result<Config> Config::Parse(std::string_view text, const std::string& source) {
   if (auto* servers = table("servers")) {
     for (auto& [k, v] : *servers) {
       std::string name(k.str());
-      if (name != "fuse" && name != "nfs") {
+      if (name != "fuse" && name != "nfs" && name != "nbd") {
         return Status::InvalidArgument(source + ": unknown server [servers." + name +
-                                       "] (known: fuse, nfs)");
+                                       "] (known: fuse, nfs, nbd)");
       }
     }
     if (auto* fuse = (*servers)["fuse"].as_table()) {
@@ -232,6 +232,15 @@ Result<Config> Config::Parse(std::string_view text, const std::string& source) {
         return Status::InvalidArgument(source + ": [servers.nfs] commit must be \"async\" or \"durable\"");
       }
     }
+  }
+  if (auto* nbd = table("servers") ? (*table("servers"))["nbd"].as_table() : nullptr) {
+    TableReader r(nbd, "servers.nbd", source);
+    c.nbd.enabled = true;
+    PAIL_RETURN_IF_ERROR(r.StringList("addresses", &c.nbd.addresses));
+    PAIL_RETURN_IF_ERROR(r.String("unix_socket", &c.nbd.unix_socket));
+    PAIL_RETURN_IF_ERROR(r.RejectUnknown());
+    // Neither given: the standard port on loopback.
+    if (c.nbd.addresses.empty() && c.nbd.unix_socket.empty()) c.nbd.addresses = {"127.0.0.1:10809"};
   }
   if (c.storage.url.empty()) return Status::InvalidArgument(source + ": [storage] url is required");
   if (c.storage.encryption_password.empty()) {
@@ -302,6 +311,12 @@ addresses = ["127.0.0.1:2049"]
 # "async": WRITE is stable from memory, the flush window bounds a crash's loss.
 # "durable": COMMIT returns only once the data is in the bucket.
 commit = "async"
+
+# [servers.nbd]
+# Every regular file in /.nbd/ is an NBD export of that name:
+#   truncate -s 50G /mnt/pailfs/.nbd/disk1; nbd-client HOST 10809 /dev/nbd0 -N disk1
+# addresses = ["127.0.0.1:10809"]
+# unix_socket = "/run/pailfs/nbd.sock"
 )";
 }
 

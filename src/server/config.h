@@ -46,6 +46,11 @@ struct Config {
     uint32_t anon_uid = 65534;
     uint32_t anon_gid = 65534;
   } nfs;
+  struct Nbd {
+    bool enabled = false;
+    std::vector<std::string> addresses;
+    std::string unix_socket;
+  } nbd;
 
   static Result<Config> Load(const std::string& path);
   // `source` names the text in error messages.

@@ -12,6 +12,7 @@
 #include "fs/filesystem.h"
 #include "fs/fsck.h"
 #include "fuse/fuse_server.h"
+#include "nbd/nbd_server.h"
 #include "nfs/nfs_server.h"
 #include "server/bucket.h"
 
@@ -59,6 +60,7 @@ Status RunServer(const Config& config) {
 
   std::unique_ptr<nfs::NfsServer> nfs_server;
   std::unique_ptr<fuse::FuseServer> fuse_server;
+  std::unique_ptr<nbd::NbdServer> nbd_server;
   Status started;
   if (config.nfs.enabled) {
     nfs::NfsServerOptions options;
@@ -68,6 +70,13 @@ Status RunServer(const Config& config) {
     options.anon_gid = config.nfs.anon_gid;
     nfs_server = std::make_unique<nfs::NfsServer>(*filesystem, options);
     started = nfs_server->Start();
+  }
+  if (started.ok() && config.nbd.enabled) {
+    nbd::NbdServerOptions options;
+    options.addresses = config.nbd.addresses;
+    options.unix_socket = config.nbd.unix_socket;
+    nbd_server = std::make_unique<nbd::NbdServer>(*filesystem, options);
+    started = nbd_server->Start();
   }
   if (started.ok() && config.fuse.enabled) {
     fuse::FuseServerOptions options;
@@ -84,6 +93,7 @@ Status RunServer(const Config& config) {
   }
   if (fuse_server) fuse_server->Stop();
   if (nfs_server) nfs_server->Stop();
+  if (nbd_server) nbd_server->Stop();
   Status closed = filesystem->Close();
   filesystem.reset();
   Status engine_closed = engine->Close();

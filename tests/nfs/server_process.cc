@@ -23,6 +23,8 @@ namespace {
 constexpr auto kStartTimeout = std::chrono::seconds(30);
 constexpr auto kStopTimeout = std::chrono::seconds(30);
 
+}  // namespace
+
 uint16_t FreePort() {
   int fd = socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in addr{};
@@ -38,6 +40,8 @@ uint16_t FreePort() {
   close(fd);
   return port;
 }
+
+namespace {
 
 bool CanConnect(uint16_t port) {
   int fd = socket(AF_INET, SOCK_STREAM, 0);
@@ -83,7 +87,8 @@ bool ServerProcess::Start() {
                         << "dir = \"" << dir_ << "/cache\"\n"
                         << "[servers.nfs]\n"
                         << "addresses = [\"" << address << "\"]\n"
-                        << "commit = \"" << (durable_commit_ ? "durable" : "async") << "\"\n";
+                        << "commit = \"" << (durable_commit_ ? "durable" : "async") << "\"\n"
+                        << extra_config_;
   std::vector<std::string> argv = {PAIL_PAILFS_BINARY, "run", "-c", config};
   pid_ = fork();
   if (pid_ == 0) {

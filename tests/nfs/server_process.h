@@ -14,6 +14,9 @@
 
 namespace pail::nfs::test {
 
+// A loopback TCP port that was free a moment ago.
+uint16_t FreePort();
+
 class ServerProcess {
  public:
   // A fresh temporary directory for bucket, cache and config.
@@ -27,6 +30,9 @@ class ServerProcess {
   // SIGKILL: no flush, no goodbye.
   void Kill();
 
+  // TOML appended to the generated config (another server section, say).
+  void set_extra_config(std::string toml) { extra_config_ = std::move(toml); }
+
   uint16_t port() const { return port_; }
   const std::string& dir() const { return dir_; }
   std::string log() const;
@@ -35,6 +41,7 @@ class ServerProcess {
   bool WaitForPort();
 
   bool durable_commit_;
+  std::string extra_config_;
   std::string dir_;
   uint16_t port_ = 0;
   pid_t pid_ = -1;
