@@ -43,6 +43,8 @@ if [ -d "$VM_DIR" ] && [ "$(id -u)" -eq 0 ]; then
   bash "$VM_DIR/build-image.sh" >/tmp/pailfs-vm-image.log 2>&1 ||
     { tail -20 /tmp/pailfs-vm-image.log; exit 1; }
   BUILD="$ROOT/build" bash tests/vm/nfs_vm.sh ci
+  # The kernel NBD client: ext4 on an export, across a server SIGKILL.
+  BUILD="$ROOT/build" bash tests/vm/nbd_vm.sh ci
 fi
 
 ctest --test-dir build --output-on-failure -j2 --timeout 900
