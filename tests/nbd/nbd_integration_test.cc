@@ -6,6 +6,8 @@
 #include <signal.h>
 
 #include <cstring>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <random>
 #include <set>
@@ -409,6 +411,56 @@ TEST_F(NbdServerTest, DeletingTheExportFailsItsClientCleanly) {
   Handle again = NewHandle();
   nbd_set_export_name(again.get(), "gone");
   EXPECT_FALSE(ConnectTcp(again.get()));
+}
+
+}  // namespace
+}  // namespace pail::nbd::test
+
+namespace pail::nbd::test {
+namespace {
+
+std::string RunCommand(const std::string& command, int* status) {
+  std::string out;
+  FILE* p = popen(command.c_str(), "r");
+  if (!p) return out;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof(buf), p)) > 0) out.append(buf, n);
+  *status = pclose(p);
+  return out;
+}
+
+// The command-line tools of libnbd-bin, as users run them.
+TEST_F(NbdServerTest, NbdinfoMapAndNbdcopyRoundTrip) {
+  MakeExport("tools", 64 * kMiB);
+  std::string data = Pattern(kMiB, 11);
+  {
+    Handle h = Connect("tools");
+    Pwrite(h.get(), data, 8 * kMiB);
+  }
+  std::string uri = "nbd://127.0.0.1:" + std::to_string(nbd_port_) + "/tools";
+  int status = -1;
+  std::string map = RunCommand("nbdinfo --map '" + uri + "' 2>&1", &status);
+  EXPECT_EQ(status, 0) << map;
+  // Data only around the written MiB; holes elsewhere.
+  EXPECT_NE(map.find("8388608     1048576    0  data"), std::string::npos) << map;
+  EXPECT_NE(map.find("hole,zero"), std::string::npos) << map;
+  std::string copy = server_->dir() + "/copy.img";
+  std::string out = RunCommand("nbdcopy '" + uri + "' '" + copy + "' 2>&1", &status);
+  ASSERT_EQ(status, 0) << out;
+  std::ifstream in(copy, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ASSERT_EQ(bytes.size(), 64 * kMiB);
+  EXPECT_EQ(bytes.substr(8 * kMiB, kMiB), data);
+  EXPECT_EQ(bytes.substr(0, 8 * kMiB), std::string(8 * kMiB, '\0'));
+  // And back into a second export, through several connections.
+  MakeExport("tools2", 64 * kMiB);
+  std::string uri2 = "nbd://127.0.0.1:" + std::to_string(nbd_port_) + "/tools2";
+  out = RunCommand("nbdcopy --connections=4 '" + copy + "' '" + uri2 + "' 2>&1", &status);
+  ASSERT_EQ(status, 0) << out;
+  Handle h2 = Connect("tools2");
+  EXPECT_EQ(Pread(h2.get(), kMiB, 8 * kMiB), data);
+  EXPECT_EQ(Pread(h2.get(), 4096, 0), std::string(4096, '\0'));
 }
 
 }  // namespace
