@@ -183,7 +183,7 @@ TEST_F(NbdServerTest, RawHandshakeAbuseClosesTheConnection) {
   }
 }
 
-TEST_F(NbdServerTest, ExportNameWithoutZeroesAndRawRequests) {
+TEST_F(NbdServerTest, ExportNameWithZeroesThenRawRequests) {
   MakeExport("d", kMiB);
   RawClient c(nbd_port_);
   ASSERT_TRUE(c.Negotiate(1));  // fixed newstyle, zeroes wanted
@@ -219,7 +219,7 @@ TEST_F(NbdServerTest, ExportNameWithoutZeroesAndRawRequests) {
   EXPECT_TRUE(c.ClosedByServer());
 }
 
-TEST_F(NbdServerTest, BadRequestMagicClosesTheConnection) {
+TEST_F(NbdServerTest, NoZeroesThenBadRequestMagicClosesTheConnection) {
   MakeExport("d", kMiB);
   RawClient c(nbd_port_);
   ASSERT_TRUE(c.Negotiate(3));
@@ -330,6 +330,17 @@ TEST_F(NbdServerTest, ManyRequestsInFlightOnOneConnection) {
   }
   while (nbd_aio_in_flight(h.get()) > 0) ASSERT_GE(nbd_poll(h.get(), -1), 0);
   for (int i = 0; i < kRequests; i++) EXPECT_EQ(back[i], blocks[i]) << i;
+}
+
+TEST_F(NbdServerTest, Ipv6ServesToo) {
+  if (nbd_port6_ == 0) GTEST_SKIP() << "no IPv6 loopback";
+  MakeExport("six", kMiB);
+  Handle h = NewHandle();
+  nbd_set_export_name(h.get(), "six");
+  ASSERT_EQ(nbd_connect_tcp(h.get(), "::1", std::to_string(nbd_port6_).c_str()), 0)
+      << nbd_get_error();
+  Pwrite(h.get(), "v6", 0);
+  EXPECT_EQ(Pread(h.get(), 2, 0), "v6");
 }
 
 TEST_F(NbdServerTest, UnixSocketServesToo) {

@@ -14,13 +14,36 @@ namespace pail::nbd::test {
 
 using nfs::test::Fh;
 
+namespace {
+
+// A port free on ::1, or 0 when this machine has no IPv6 loopback.
+uint16_t FreeIpv6Port() {
+  int fd = socket(AF_INET6, SOCK_STREAM, 0);
+  if (fd < 0) return 0;
+  sockaddr_in6 addr{};
+  addr.sin6_family = AF_INET6;
+  addr.sin6_addr = in6addr_loopback;
+  socklen_t len = sizeof(addr);
+  uint16_t port = 0;
+  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0 &&
+      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
+    port = ntohs(addr.sin6_port);
+  }
+  close(fd);
+  return port;
+}
+
+}  // namespace
+
 void NbdServerTest::SetUp() {
   server_ = std::make_unique<nfs::test::ServerProcess>(false);
   nbd_port_ = nfs::test::FreePort();
+  nbd_port6_ = FreeIpv6Port();
   unix_socket_ = server_->dir() + "/nbd.sock";
-  server_->set_extra_config("[servers.nbd]\naddresses = [\"127.0.0.1:" +
-                            std::to_string(nbd_port_) + "\"]\nunix_socket = \"" + unix_socket_ +
-                            "\"\n");
+  std::string addresses = "\"127.0.0.1:" + std::to_string(nbd_port_) + "\"";
+  if (nbd_port6_ != 0) addresses += ", \"[::1]:" + std::to_string(nbd_port6_) + "\"";
+  server_->set_extra_config("[servers.nbd]\naddresses = [" + addresses + "]\nunix_socket = \"" +
+                            unix_socket_ + "\"\n");
   StartServer();
 }
 

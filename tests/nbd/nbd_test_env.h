@@ -46,6 +46,7 @@ class NbdServerTest : public ::testing::Test {
   std::unique_ptr<nfs::test::NfsClient> nfs_;
   std::string nbd_dir_fh_;
   uint16_t nbd_port_ = 0;
+  uint16_t nbd_port6_ = 0;  // 0: no IPv6 loopback here
   std::string unix_socket_;
 };
 
