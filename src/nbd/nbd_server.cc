@@ -27,6 +27,9 @@ using LocalProtocol = asio::local::stream_protocol;
 namespace {
 // Replies handed to the kernel per write (gathered into one sendmsg).
 constexpr size_t kMaxRepliesPerWrite = 64;
+// A client that has not started transmission by then is dropped, so idle
+// sockets cannot hold every connection slot.
+constexpr auto kHandshakeTimeout = std::chrono::seconds(60);
 }  // namespace
 
 class Connection;
@@ -63,10 +66,19 @@ class Connection : public std::enable_shared_from_this<Connection> {
         socket_(std::move(socket)),
         strand_(asio::make_strand(server->io)),
         peer_(std::move(peer)),
-        handshake_(server->exports) {}
+        handshake_(server->exports),
+        handshake_timer_(strand_) {}
 
   void Start() {
     asio::dispatch(strand_, [self = shared_from_this()] {
+      self->handshake_timer_.expires_after(kHandshakeTimeout);
+      // The timer runs its handler on the strand (its executor).
+      self->handshake_timer_.async_wait([self](asio::error_code ec) {
+        if (ec || self->transmission_) return;
+        spdlog::warn("nbd: {}: no export chosen within {} s; disconnecting", self->peer_,
+                     kHandshakeTimeout.count());
+        self->CloseOnStrand();
+      });
       self->Send(Handshake::Greeting());
       self->ReadClientFlags();
     });
@@ -134,6 +146,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
           case OptionOutcome::kTransmit:
             self->session_ = self->handshake_.session();
             self->transmission_.emplace(self->server_->fs, self->session_);
+            self->handshake_timer_.cancel();
             spdlog::debug("nbd: {} attached export '{}'", self->peer_,
                           self->session_.export_info.name);
             self->ReadRequest();
@@ -250,6 +263,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void CloseOnStrand() {
     if (closed_) return;
     closed_ = true;
+    handshake_timer_.cancel();
     asio::error_code ignored;
     socket_.shutdown(asio::socket_base::shutdown_both, ignored);
     socket_.close(ignored);
@@ -261,6 +275,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   asio::strand<asio::io_context::executor_type> strand_;
   std::string peer_;
   Handshake handshake_;
+  asio::steady_timer handshake_timer_;
   Session session_;
   std::optional<Transmission> transmission_;
   char header_[kRequestHeaderBytes];

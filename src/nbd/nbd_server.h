@@ -7,7 +7,8 @@
 // requests or connections. A connection has up to max_in_flight requests
 // (and max_in_flight_bytes of request data and unsent replies) outstanding;
 // past that it stops reading until replies drain. Replies go out in the
-// order requests complete.
+// order requests complete. A client that has not chosen an export within
+// 60 seconds of connecting is disconnected.
 #pragma once
 
 #include <cstdint>
