@@ -104,6 +104,12 @@ Outcome Transmission::Failed(const Request& request, int error) const {
 }
 
 Outcome Transmission::Execute(const Request& request, std::string_view payload) const {
+  if (request.type == kCmdDisc) {
+    // No reply, whatever its flags: the client is going away.
+    Outcome o;
+    o.close_after = true;
+    return o;
+  }
   if (uint32_t error = Check(request)) return Done(request, error);
   const fs::Ino ino = session_.export_info.ino;
   bool fua = (request.flags & kCmdFlagFua) != 0;
@@ -138,11 +144,6 @@ Outcome Transmission::Execute(const Request& request, std::string_view payload) 
       break;
     case kCmdBlockStatus:
       return BlockStatus(request);
-    case kCmdDisc: {
-      Outcome o;
-      o.close_after = true;
-      return o;
-    }
     default:
       return Done(request, kEinval);
   }
