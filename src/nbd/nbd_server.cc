@@ -7,6 +7,7 @@
 #include <spdlog/spdlog.h>
 
 #include <deque>
+#include <map>
 #include <set>
 #include <thread>
 
@@ -39,7 +40,9 @@ struct NbdServer::Impl {
 
   void AcceptTcp(tcp::acceptor* acceptor);
   void AcceptLocal(LocalProtocol::acceptor* acceptor);
-  void Adopt(Socket socket, std::string peer);
+  // `address` is the client's IP ("" for the Unix socket), counted against
+  // the per-client limit.
+  void Adopt(Socket socket, std::string address, std::string peer);
   void Forget(Connection* connection);
 
   fs::FileSystem& fs;
@@ -52,6 +55,8 @@ struct NbdServer::Impl {
   std::thread io_thread;
   Mutex mu;
   std::set<std::shared_ptr<Connection>> connections GUARDED_BY(mu);
+  std::map<std::string, size_t> per_client GUARDED_BY(mu);  // open connections by address
+  server::RefusalLog refusal_log;
   bool stopped GUARDED_BY(mu) = false;
   bool started = false;
 };
@@ -61,10 +66,11 @@ struct NbdServer::Impl {
 // to the strand.
 class Connection : public std::enable_shared_from_this<Connection> {
  public:
-  Connection(NbdServer::Impl* server, Socket socket, std::string peer)
+  Connection(NbdServer::Impl* server, Socket socket, std::string address, std::string peer)
       : server_(server),
         socket_(std::move(socket)),
         strand_(asio::make_strand(server->io)),
+        address_(std::move(address)),
         peer_(std::move(peer)),
         handshake_(server->exports),
         handshake_timer_(strand_) {}
@@ -87,6 +93,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void Close() {
     asio::dispatch(strand_, [self = shared_from_this()] { self->CloseOnStrand(); });
   }
+
+  const std::string& address() const { return address_; }
 
  private:
   template <typename F>
@@ -273,6 +281,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   NbdServer::Impl* server_;
   Socket socket_;
   asio::strand<asio::io_context::executor_type> strand_;
+  const std::string address_;
   std::string peer_;
   Handshake handshake_;
   asio::steady_timer handshake_timer_;
@@ -291,19 +300,28 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::deque<std::string> replies_;
 };
 
-void NbdServer::Impl::Adopt(Socket socket, std::string peer) {
+void NbdServer::Impl::Adopt(Socket socket, std::string address, std::string peer) {
   std::shared_ptr<Connection> connection;
+  std::string refusal;
   {
     MutexLock lock(&mu);
-    if (!stopped && connections.size() < options.max_connections) {
-      connection = std::make_shared<Connection>(this, std::move(socket), peer);
+    const server::ConnectionLimits& limits = options.access.limits;
+    if (stopped) return;
+    if (connections.size() >= limits.max_connections) {
+      refusal = std::to_string(connections.size()) + " connections open";
+    } else if (!address.empty() && per_client[address] >= limits.max_connections_per_client) {
+      refusal = std::to_string(per_client[address]) + " connections open from " + address;
+    } else {
+      connection = std::make_shared<Connection>(this, std::move(socket), address, peer);
       connections.insert(connection);
+      if (!address.empty()) per_client[address]++;
     }
+    if (!address.empty() && per_client[address] == 0) per_client.erase(address);
   }
   if (connection) {
     connection->Start();
   } else {
-    spdlog::warn("nbd: refusing {}: {} connections open", peer, options.max_connections);
+    refusal_log.Refused("nbd: refusing " + peer + ": " + refusal);
   }
 }
 
@@ -317,13 +335,14 @@ void NbdServer::Impl::AcceptTcp(tcp::acceptor* acceptor) {
       socket.set_option(tcp::no_delay(true), ignored);
       auto peer = socket.remote_endpoint(ignored);
       std::string address = peer.address().to_string();
-      if (options.allow_client && !options.allow_client(address)) {
-        spdlog::warn("nbd: refusing {}: not an allowed client", address);
+      std::optional<std::string> refusal = options.access.RefusalReason(address, peer.port());
+      if (refusal) {
+        refusal_log.Refused("nbd: refusing connection: " + *refusal);
         socket.close(ignored);
       } else {
         int family = peer.address().is_v6() ? AF_INET6 : AF_INET;
         Socket generic(io, asio::generic::stream_protocol(family, IPPROTO_TCP), socket.release());
-        Adopt(std::move(generic), address + ":" + std::to_string(peer.port()));
+        Adopt(std::move(generic), address, address + ":" + std::to_string(peer.port()));
       }
     }
     AcceptTcp(acceptor);
@@ -337,7 +356,7 @@ void NbdServer::Impl::AcceptLocal(LocalProtocol::acceptor* acceptor) {
       spdlog::warn("nbd: accept failed: {}", ec.message());
     } else {
       Socket generic(io, asio::generic::stream_protocol(AF_UNIX, 0), socket.release());
-      Adopt(std::move(generic), "unix:" + options.unix_socket);
+      Adopt(std::move(generic), "", "unix:" + options.unix_socket);
     }
     AcceptLocal(acceptor);
   });
@@ -347,6 +366,8 @@ void NbdServer::Impl::Forget(Connection* connection) {
   MutexLock lock(&mu);
   for (auto it = connections.begin(); it != connections.end(); ++it) {
     if (it->get() == connection) {
+      const std::string& address = connection->address();
+      if (!address.empty() && --per_client[address] == 0) per_client.erase(address);
       connections.erase(it);
       return;
     }
@@ -413,7 +434,15 @@ Status NbdServer::Start() {
     where += (i ? ", " : "") + s.options.addresses[i] + " (port " + std::to_string(ports[i]) + ")";
   }
   if (!s.options.unix_socket.empty()) where += (where.empty() ? "" : ", ") + s.options.unix_socket;
-  spdlog::info("nbd: serving the files of /{}/ on {}", kExportDirectory, where);
+  std::string clients;
+  for (const std::string& c : s.options.access.AllowedClientStrings()) {
+    clients += (clients.empty() ? "" : " ") + c;
+  }
+  spdlog::info("nbd: serving the files of /{}/ on {}; TCP clients [{}], secure_port={}, max {} "
+               "connections ({} per address)",
+               kExportDirectory, where, clients, s.options.access.secure_port,
+               s.options.access.limits.max_connections,
+               s.options.access.limits.max_connections_per_client);
   return Status::OK();
 }
 

@@ -12,12 +12,12 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "fs/filesystem.h"
+#include "server/access_policy.h"
 #include "util/status.h"
 
 namespace pail::nbd {
@@ -28,12 +28,14 @@ struct NbdServerOptions {
   // A path; empty means none.
   std::string unix_socket;
   unsigned worker_threads = 8;
-  size_t max_connections = 256;
+  // TCP clients the policy refuses (allowed_clients, secure_port) are
+  // disconnected at accept, as are clients past limits.max_connections or
+  // limits.max_connections_per_client; refusals are logged at a bounded
+  // rate. Identities and the idle timeout do not apply to NBD. The Unix
+  // socket is guarded by its file permissions instead.
+  server::AccessPolicy access;
   size_t max_in_flight = 64;
   size_t max_in_flight_bytes = 64u << 20;
-  // TCP clients whose address this refuses are disconnected at once
-  // (nullptr: everyone may connect).
-  std::function<bool(const std::string& address)> allow_client;
 };
 
 class NbdServer {

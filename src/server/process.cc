@@ -66,8 +66,7 @@ Status RunServer(const Config& config) {
     nfs::NfsServerOptions options;
     options.addresses = config.nfs.addresses;
     options.durable_commit = config.nfs.commit == "durable";
-    options.anon_uid = config.nfs.anon_uid;
-    options.anon_gid = config.nfs.anon_gid;
+    options.access = config.nfs.access;
     nfs_server = std::make_unique<nfs::NfsServer>(*filesystem, options);
     started = nfs_server->Start();
   }
@@ -75,6 +74,7 @@ Status RunServer(const Config& config) {
     nbd::NbdServerOptions options;
     options.addresses = config.nbd.addresses;
     options.unix_socket = config.nbd.unix_socket;
+    options.access = config.nbd.access;
     nbd_server = std::make_unique<nbd::NbdServer>(*filesystem, options);
     started = nbd_server->Start();
   }

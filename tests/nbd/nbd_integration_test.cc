@@ -343,6 +343,28 @@ TEST_F(NbdServerTest, Ipv6ServesToo) {
   EXPECT_EQ(Pread(h.get(), 2, 0), "v6");
 }
 
+TEST_F(NbdServerTest, ClientsOutsideTheAllowListAreRefused) {
+  MakeExport("acl", kMiB);
+  ASSERT_TRUE(StopServer());
+  server_->set_extra_config("[servers.nbd]\naddresses = [\"127.0.0.1:" +
+                            std::to_string(nbd_port_) + "\"]\nunix_socket = \"" + unix_socket_ +
+                            "\"\nallowed_clients = [\"192.0.2.0/24\"]\n");
+  StartServer();
+  {
+    RawClient c(nbd_port_);
+    ASSERT_TRUE(c.connected());
+    EXPECT_TRUE(c.ClosedByServer());  // not even a greeting
+  }
+  Handle h = NewHandle();
+  nbd_set_export_name(h.get(), "acl");
+  EXPECT_FALSE(ConnectTcp(h.get()));
+  // The Unix socket is not subject to the address list.
+  Handle u = NewHandle();
+  nbd_set_export_name(u.get(), "acl");
+  ASSERT_EQ(nbd_connect_unix(u.get(), unix_socket_.c_str()), 0) << nbd_get_error();
+  EXPECT_NE(server_->log().find("refusing connection"), std::string::npos);
+}
+
 TEST_F(NbdServerTest, UnixSocketServesToo) {
   MakeExport("u", kMiB);
   Handle h = NewHandle();

@@ -18,6 +18,7 @@ check "init - prints a config" grep -q '^\[storage\]' "$WORK/starter.toml"
 check "init PATH writes it" test -s "$WORK/written.toml"
 "$PAILFS" init "$WORK/written.toml" >/dev/null 2>&1
 check "init refuses to overwrite" test $? -ne 0
+check "init writes the config 0600" test "$(stat -c %a "$WORK/written.toml")" = 600
 
 write_config() {  # write_config PASSWORD CACHE_DIR
   cat > "$WORK/cfg.toml" <<EOT
@@ -41,6 +42,8 @@ kill -TERM $pid
 wait $pid
 check "SIGTERM exits 0" test $? -eq 0
 check "bucket has a key file" test -e "$WORK/bucket/pailfs.key.o"
+check "the key file is 0600" test "$(stat -c %a "$WORK/bucket/pailfs.key.o")" = 600
+check "no exposed-secret warning for \${ENV}" bash -c "! grep -q 'readable by other users' '$WORK/run1.log'"
 
 write_config wrong "$WORK/cache2"
 "$PAILFS" run -c "$WORK/cfg.toml" 2>"$WORK/wrong.log"
@@ -57,6 +60,22 @@ write_config second "$WORK/cache4"
 "$PAILFS" fsck -c "$WORK/cfg.toml" > "$WORK/fsck.out" 2>&1
 check "fsck with the new password is clean" test $? -eq 0
 check "fsck says clean" grep -q "clean" "$WORK/fsck.out"
+
+# A password written out in a world-readable config: a warning at start, and
+# a config error never repeats the password.
+sed 's/\${PAIL_CLI_PW}/Lit3ral-pw/' "$WORK/cfg.toml" > "$WORK/literal.toml"
+chmod 644 "$WORK/literal.toml"
+"$PAILFS" run -c "$WORK/literal.toml" 2>"$WORK/literal.log" &
+pid=$!
+sleep 2
+kill -TERM $pid 2>/dev/null
+wait $pid
+check "exposed literal secret is warned about" grep -q "readable by other users" "$WORK/literal.log"
+check "the warning does not print it" bash -c "! grep -q 'Lit3ral-pw' '$WORK/literal.log'"
+sed 's/\${PAIL_CLI_PW}/Br0ken-\${pw/' "$WORK/cfg.toml" > "$WORK/broken.toml"
+"$PAILFS" run -c "$WORK/broken.toml" 2>"$WORK/broken.log"
+check "broken config is refused" test $? -ne 0
+check "its error does not echo the password" bash -c "! grep -q 'Br0ken' '$WORK/broken.log'"
 
 unset PAIL_CLI_PW
 "$PAILFS" run -c "$WORK/cfg.toml" 2>"$WORK/unset.log"

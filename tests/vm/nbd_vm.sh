@@ -19,6 +19,7 @@ MODE=${1:?usage: nbd_vm.sh ci|smoke}
 NFS_PORT=2049
 NBD_PORT=10809
 SERVER_IP=${VM_SERVER_IP:-198.18.0.1}
+GUEST_IP=${VM_GUEST_IP:-198.18.0.2}
 RUN_DIR=${RUN_DIR:-$(mktemp -d /tmp/pail-nbd-vm.XXXXXX)}
 DATA=$RUN_DIR/data
 mkdir -p "$DATA"
@@ -28,10 +29,15 @@ url = "file://$DATA/bucket"
 encryption_password = "vm-test"
 [cache]
 dir = "$DATA/cache"
+# The defaults serve loopback only (and NFS squashes root). Only the guest
+# is admitted; its root makes the export file over NFS, so it keeps its uid.
 [servers.nfs]
 addresses = ["$SERVER_IP:$NFS_PORT"]
+allowed_clients = ["$GUEST_IP/32"]
+squash = "none"
 [servers.nbd]
 addresses = ["$SERVER_IP:$NBD_PORT"]
+allowed_clients = ["$GUEST_IP/32"]
 CONF
 case "$MODE" in
   ci) JOB=$ROOT/tests/vm/jobs/nbd_ci.sh ;;
