@@ -49,6 +49,17 @@ Result<Compression> ParseCompression(const std::string& spec) {
   return Status::InvalidArgument("compression '" + spec + "': use zstd-N (1..22), lz4 or none");
 }
 
+// The engine's Env on a clock of the caller's choosing.
+class ClockedEnv : public rocksdb::EnvWrapper {
+ public:
+  ClockedEnv(std::unique_ptr<rocksdb::Env> target, std::shared_ptr<rocksdb::SystemClock> clock)
+      : EnvWrapper(std::move(target)) {
+    system_clock_ = std::move(clock);
+  }
+  static const char* kClassName() { return "PailClockedEnv"; }
+  const char* Name() const override { return kClassName(); }
+};
+
 // Unpublished WAL bytes allowed in memory before writes wait for the bucket.
 constexpr uint64_t kMaxPendingWalBytes = 256ull << 20;
 
@@ -62,10 +73,13 @@ class EngineImpl : public Engine {
     PAIL_ASSIGN_OR_RETURN(fs_, BucketFileSystem::Open(BucketFsOptions{
                                    options_.store, options_.cache_dir, options_.disk_cache_bytes}));
     env_ = rocksdb::NewCompositeEnv(fs_);
+    if (options_.clock) env_ = std::make_unique<ClockedEnv>(std::move(env_), options_.clock);
 
     rocksdb::Options db_options;
     db_options.env = env_.get();
-    db_options.create_if_missing = true;
+    // Only into an empty bucket: over a damaged one RocksDB would start an
+    // empty database and delete the old files (BucketFileSystem refuses first).
+    db_options.create_if_missing = fs_->fresh();
     db_options.create_missing_column_families = true;
     db_options.db_log_dir = options_.cache_dir + "/log";
     db_options.keep_log_file_num = 3;
@@ -80,7 +94,7 @@ class EngineImpl : public Engine {
     db_options.stats_dump_period_sec = 0;
     db_options.stats_persist_period_sec = 0;
     // Retryable store errors: let RocksDB resume on its own once it heals.
-    db_options.max_bgerror_resume_count = INT_MAX;
+    db_options.max_bgerror_resume_count = options_.background_work ? INT_MAX : 0;
     db_options.bgerror_resume_retry_interval = 200000;
 
     rocksdb::BlockBasedTableOptions table;
@@ -97,6 +111,7 @@ class EngineImpl : public Engine {
       cf.compression_opts.level = compression.level;
       cf.bottommost_compression = compression.type;
       cf.write_buffer_size = 64 << 20;
+      cf.disable_auto_compactions = !options_.background_work;
       if (large_values) {
         cf.enable_blob_files = true;
         cf.min_blob_size = 1024;
@@ -144,8 +159,9 @@ class EngineImpl : public Engine {
   bool fenced() const override { return fs_ && fs_->fenced(); }
 
   EngineStats stats() const override {
+    const uint64_t pending = fs_ ? fs_->PendingWalBytes() : 0;
     std::lock_guard lock(sync_mu_);
-    return EngineStats{syncs_, fs_ ? fs_->epoch() : 0};
+    return EngineStats{syncs_, fs_ ? fs_->epoch() : 0, pending};
   }
 
   Status Write(rocksdb::WriteBatch* batch) override {
@@ -190,6 +206,11 @@ class EngineImpl : public Engine {
     return fenced() ? FencedError() : s;
   }
 
+  Status CollectGarbage() override {
+    if (fenced()) return FencedError();
+    return fs_->CollectGarbage();
+  }
+
   Status Close() override {
     {
       std::lock_guard lock(stop_mu_);
@@ -201,7 +222,11 @@ class EngineImpl : public Engine {
     if (flusher_.joinable()) flusher_.join();
     Status result;
     if (db_) {
-      if (!fenced()) {
+      // A fenced engine cannot make its unsynced writes durable: say so
+      // rather than report a clean shutdown.
+      if (fenced()) {
+        result = FencedError();
+      } else {
         result = Sync();
         // Flushing the memtables makes the WAL obsolete: the next open then
         // replays nothing and downloads no WAL part.

@@ -61,6 +61,29 @@ write_config second "$WORK/cache4"
 check "fsck with the new password is clean" test $? -eq 0
 check "fsck says clean" grep -q "clean" "$WORK/fsck.out"
 
+check "fsck checks the bucket" grep -q "fsck: bucket: CURRENT of epoch" "$WORK/fsck.out"
+check "fsck reads the database files back" grep -Eq "fsck: bucket: [1-9][0-9]* database files" "$WORK/fsck.out"
+
+# A bucket whose CURRENT is gone: fsck says so, run refuses, nothing is deleted.
+mkdir -p "$WORK/saved"
+# (file:// keeps key "db/<epoch>/CURRENT" as db.d/<epoch>.d/CURRENT.o)
+for f in "$WORK"/bucket/db.d/*.d/CURRENT.o; do mv "$f" "$WORK/saved/$(basename "$(dirname "$f")")"; done
+check "the bucket had a CURRENT" test -n "$(ls "$WORK/saved")"
+objects_before=$(find "$WORK/bucket/db.d" -type f | wc -l)
+write_config second "$WORK/cache5"
+"$PAILFS" fsck -c "$WORK/cfg.toml" > "$WORK/fsck-damaged.out" 2>&1
+check "fsck fails on a bucket without CURRENT" test $? -ne 0
+check "fsck names the missing CURRENT" grep -q "but no CURRENT" "$WORK/fsck-damaged.out"
+timeout 60 "$PAILFS" run -c "$WORK/cfg.toml" 2>"$WORK/damaged-run.log"
+check "run refuses a bucket without CURRENT" test $? -ne 0
+check "run says why" grep -q "no CURRENT" "$WORK/damaged-run.log"
+objects_after=$(find "$WORK/bucket/db.d" -type f | wc -l)
+check "nothing was deleted" test "$objects_after" -ge "$objects_before"
+for f in "$WORK"/saved/*; do mv "$f" "$WORK/bucket/db.d/$(basename "$f")/CURRENT.o"; done
+write_config second "$WORK/cache6"
+"$PAILFS" fsck -c "$WORK/cfg.toml" > "$WORK/fsck-restored.out" 2>&1
+check "fsck is clean again once CURRENT is restored" test $? -eq 0
+
 # A password written out in a world-readable config: a warning at start, and
 # a config error never repeats the password.
 sed 's/\${PAIL_CLI_PW}/Lit3ral-pw/' "$WORK/cfg.toml" > "$WORK/literal.toml"
