@@ -44,6 +44,8 @@ if [ -d "$VM_DIR" ] && [ "$(id -u)" -eq 0 ]; then
     { tail -20 /tmp/pailfs-vm-image.log; exit 1; }
   BUILD="$ROOT/build" bash tests/vm/kernel_vm.sh nfs ci
   BUILD="$ROOT/build" bash tests/vm/kernel_vm.sh 9p ci
+  # The kernel NBD client: ext4 on an export, across a server SIGKILL.
+  BUILD="$ROOT/build" bash tests/vm/nbd_vm.sh ci
 fi
 
 ctest --test-dir build --output-on-failure -j2 --timeout 900

@@ -6,6 +6,7 @@
 //   rename.cc           rename in all its flavours
 //   attr_ops.cc         getattr, setattr, truncate, access, statfs
 //   data_ops.cc         open, release, read, write, fsync
+//   sparse_ops.cc       hole punching and the data/hole map
 //   readdir.cc          directory listing
 //   xattr_ops.cc        extended attributes
 //   maintenance.cc      background flushing and reclaim of deleted files
@@ -99,6 +100,10 @@ class FileSystemImpl final : public FileSystem {
   FsResult<WriteResult> Write(const Credentials& cred, Ino ino, uint64_t offset,
                               std::string_view data, uint64_t handle) override;
   FsStatus Fsync(const Credentials& cred, Ino ino) override;
+  FsResult<Attr> PunchHole(const Credentials& cred, Ino ino, uint64_t offset,
+                           uint64_t length) override;
+  FsResult<std::vector<Extent>> MapExtents(const Credentials& cred, Ino ino, uint64_t offset,
+                                           uint64_t length, size_t max_extents) override;
   FsResult<ReadDirResult> ReadDir(const Credentials& cred, Ino dir, uint64_t cookie,
                                   size_t max_entries, bool with_attrs) override;
   FsResult<StatFsResult> StatFs(const Credentials& cred, Ino ino) override;
@@ -168,6 +173,12 @@ class FileSystemImpl final : public FileSystem {
   FsStatus TruncateLocked(const Credentials& cred, Ino ino, InodeRecord& r, uint64_t size,
                           Txn& txn);
   FsResult<Attr> GetAttrLocking(Ino ino);
+  // Zeros bytes [from, to) of stored chunk `index` (a file of `size`
+  // bytes), trimming or deleting it; returns the stored bytes freed.
+  FsResult<int64_t> ZeroStoredChunk(Ino ino, uint64_t index, uint64_t from, uint64_t to,
+                                    Txn& txn);
+  // Deletes stored chunks [first, end); returns the stored bytes freed.
+  FsResult<int64_t> DeleteStoredChunks(Ino ino, uint64_t first, uint64_t end, Txn& txn);
 
   // ---- maintenance (maintenance.cc)
   void MaintenanceLoop();

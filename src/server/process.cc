@@ -15,6 +15,7 @@
 #include "fs/filesystem.h"
 #include "fs/fsck.h"
 #include "fuse/fuse_server.h"
+#include "nbd/nbd_server.h"
 #include "nfs/nfs_server.h"
 #include "ninep/server.h"
 #include "server/bucket.h"
@@ -64,6 +65,7 @@ Status RunServer(const Config& config) {
   std::unique_ptr<nfs::NfsServer> nfs_server;
   std::unique_ptr<ninep::NinepServer> ninep_server;
   std::unique_ptr<fuse::FuseServer> fuse_server;
+  std::unique_ptr<nbd::NbdServer> nbd_server;
   Status started;
   if (config.nfs.enabled) {
     nfs::NfsServerOptions options;
@@ -83,6 +85,14 @@ Status RunServer(const Config& config) {
     ninep_server = std::make_unique<ninep::NinepServer>(*filesystem, options);
     started = ninep_server->Start();
   }
+  if (started.ok() && config.nbd.enabled) {
+    nbd::NbdServerOptions options;
+    options.addresses = config.nbd.addresses;
+    options.unix_socket = config.nbd.unix_socket;
+    options.access = config.nbd.access;
+    nbd_server = std::make_unique<nbd::NbdServer>(*filesystem, options);
+    started = nbd_server->Start();
+  }
   if (started.ok() && config.fuse.enabled) {
     fuse::FuseServerOptions options;
     options.mountpoint = config.fuse.mountpoint;
@@ -99,6 +109,7 @@ Status RunServer(const Config& config) {
   if (fuse_server) fuse_server->Stop();
   if (ninep_server) ninep_server->Stop();
   if (nfs_server) nfs_server->Stop();
+  if (nbd_server) nbd_server->Stop();
   Status closed = filesystem->Close();
   filesystem.reset();
   Status engine_closed = engine->Close();

@@ -23,6 +23,8 @@ namespace {
 constexpr auto kStartTimeout = std::chrono::seconds(30);
 constexpr auto kStopTimeout = std::chrono::seconds(30);
 
+}  // namespace
+
 uint16_t FreePort() {
   int fd = socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in addr{};
@@ -38,6 +40,8 @@ uint16_t FreePort() {
   close(fd);
   return port;
 }
+
+namespace {
 
 bool CanConnect(uint16_t port) {
   int fd = socket(AF_INET, SOCK_STREAM, 0);
@@ -89,7 +93,7 @@ bool ServerProcess::Start() {
                         << "encryption_password = \"nfs-test\"\n"
                         << "[cache]\n"
                         << "dir = \"" << dir_ << "/cache\"\n"
-                        << servers_section_(address);
+                        << servers_section_(address) << extra_config_;
   std::vector<std::string> argv = {PAIL_PAILFS_BINARY, "run", "-c", config};
   pid_ = fork();
   if (pid_ == 0) {

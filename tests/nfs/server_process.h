@@ -17,6 +17,9 @@
 
 namespace pail::nfs::test {
 
+// A loopback TCP port that was free a moment ago.
+uint16_t FreePort();
+
 class ServerProcess {
  public:
   // A fresh temporary directory for bucket, cache and config.
@@ -39,6 +42,10 @@ class ServerProcess {
   // SIGKILL: no flush, no goodbye.
   void Kill();
 
+  // Sections appended after the server section(s), for sections that name
+  // paths under dir(); replaces what an earlier call set.
+  void set_extra_config(std::string toml) { extra_config_ = std::move(toml); }
+
   uint16_t port() const { return port_; }
   const std::string& dir() const { return dir_; }
   pid_t pid() const { return pid_; }
@@ -48,6 +55,7 @@ class ServerProcess {
   bool WaitForPort();
 
   ServersSection servers_section_;
+  std::string extra_config_;
   std::string dir_;
   uint16_t port_ = 0;
   pid_t pid_ = -1;

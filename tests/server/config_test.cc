@@ -153,6 +153,44 @@ TEST(Config, LiteralSecretsAreRecognised) {
   EXPECT_FALSE(HoldsLiteralSecret(StarterConfig()));
 }
 
+TEST(Config, NbdServer) {
+  auto absent = Config::Parse(kMinimal, "test.toml");
+  ASSERT_TRUE(absent.ok());
+  EXPECT_FALSE(absent->nbd.enabled);
+  auto defaults = Config::Parse(std::string(kMinimal) + "[servers.nbd]\n", "test.toml");
+  ASSERT_TRUE(defaults.ok()) << defaults.status().ToString();
+  EXPECT_TRUE(defaults->nbd.enabled);
+  EXPECT_EQ(defaults->nbd.addresses, std::vector<std::string>{"127.0.0.1:10809"});
+  EXPECT_EQ(defaults->nbd.unix_socket, "");
+  auto both = Config::Parse(std::string(kMinimal) +
+                                "[servers.nbd]\naddresses = [\"127.0.0.1:1\", \"[::1]:2\"]\n"
+                                "unix_socket = \"/run/nbd.sock\"\n",
+                            "test.toml");
+  ASSERT_TRUE(both.ok()) << both.status().ToString();
+  EXPECT_EQ(both->nbd.addresses, (std::vector<std::string>{"127.0.0.1:1", "[::1]:2"}));
+  EXPECT_EQ(both->nbd.unix_socket, "/run/nbd.sock");
+  auto socket_only = Config::Parse(std::string(kMinimal) + "[servers.nbd]\nunix_socket = \"/s\"\n",
+                                   "test.toml");
+  ASSERT_TRUE(socket_only.ok());
+  EXPECT_TRUE(socket_only->nbd.addresses.empty());
+  EXPECT_TRUE(defaults->nbd.access.AllowsAddress("127.0.0.1"));
+  EXPECT_FALSE(defaults->nbd.access.AllowsAddress("10.1.1.1"));
+  auto acl = Config::Parse(std::string(kMinimal) +
+                               "[servers.nbd]\nallowed_clients = [\"10.0.0.0/8\"]\nsecure_port = true\n",
+                           "test.toml");
+  ASSERT_TRUE(acl.ok()) << acl.status().ToString();
+  EXPECT_TRUE(acl->nbd.access.AllowsAddress("10.1.1.1"));
+  EXPECT_FALSE(acl->nbd.access.AllowsAddress("127.0.0.1"));
+  EXPECT_TRUE(acl->nbd.access.secure_port);
+  // NBD carries no identities: squashing is not an NBD setting.
+  auto squash = Config::Parse(std::string(kMinimal) + "[servers.nbd]\nsquash = \"all\"\n", "t");
+  ASSERT_FALSE(squash.ok());
+  EXPECT_NE(squash.status().message().find("unknown key 'squash'"), std::string::npos);
+  auto typo = Config::Parse(std::string(kMinimal) + "[servers.nbd]\naddress = []\n", "test.toml");
+  ASSERT_FALSE(typo.ok());
+  EXPECT_NE(typo.status().message().find("unknown key 'address'"), std::string::npos);
+}
+
 TEST(Config, EnvironmentSubstitution) {
   ::setenv("PAIL_TEST_PW", "s3cret", 1);
   ::setenv("PAIL_TEST_DIR", "/data", 1);
