@@ -214,7 +214,7 @@ Status BucketFileSystem::RebuildNamespace(
   // a manifest is uploaded only after its files, so the listing below
   // cannot miss one.
   std::string manifest_name;
-  auto pin = [&](uint64_t epoch, const std::string& name) -> Status {
+  auto pin = [&](uint64_t epoch, const std::string& name) REQUIRES(mu_) -> Status {
     std::string key = FileKey(epoch, name);
     PAIL_ASSIGN_OR_RETURN(std::string body, store_->Get(key));
     std::string path = cache_dir_ + "/pinned/" + name;
@@ -291,7 +291,7 @@ Status BucketFileSystem::Recover() {
   PAIL_ASSIGN_OR_RETURN(auto listing, ListAll(*store_, kDbPrefix));
   std::map<uint64_t, std::vector<std::pair<uint64_t, std::string>>> wal_parts;
   PAIL_RETURN_IF_ERROR(SealOlderEpochs(listing, &wal_parts));
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   PAIL_RETURN_IF_ERROR(RebuildNamespace(wal_parts));
   spdlog::info("bucket {}: writer epoch {}, {} database files", store_->Describe(), epoch_,
                files_.size());
@@ -323,7 +323,7 @@ std::string BucketFileSystem::FileNameOf(const std::string& path) const {
 }
 
 std::shared_ptr<BucketFileSystem::Entry> BucketFileSystem::Find(const std::string& name) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   auto it = files_.find(name);
   return it == files_.end() ? nullptr : it->second;
 }
@@ -339,7 +339,7 @@ IOStatus BucketFileSystem::UploadWhole(const std::string& name, const std::strin
   std::string key = FileKey(epoch_, name);
   auto put = store_->Put(key, *body);
   if (!put.ok()) return ToIOStatus(put.status().WithContext("uploading " + name));
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   auto it = files_.find(name);
   if (it != files_.end()) {
     it->second->keys = {key};
@@ -349,7 +349,7 @@ IOStatus BucketFileSystem::UploadWhole(const std::string& name, const std::strin
 }
 
 void BucketFileSystem::FinishWrite(const std::string& name) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   auto it = files_.find(name);
   if (it == files_.end() || it->second->keys.empty()) return;
   it->second->local_path.clear();
@@ -370,30 +370,30 @@ Status BucketFileSystem::PublishWalPart(uint64_t log_number, uint64_t offset,
   }
   if (!put.ok()) return put.status().WithContext("publishing WAL part");
   ++next_wal_seq_;
-  std::lock_guard lock(parts_mu_);
+  MutexLock lock(&parts_mu_);
   newest_wal_part_ = key;
   wal_parts_by_log_[log_number].push_back(key);
   return Status::OK();
 }
 
 Status BucketFileSystem::PublishWals() {
-  std::lock_guard publish_lock(wal_mu_);
+  MutexLock publish_lock(&wal_mu_);
   std::vector<std::pair<uint64_t, std::shared_ptr<WalState>>> logs;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     logs.assign(wal_states_.begin(), wal_states_.end());
   }
   for (auto& [log, state] : logs) {
     std::string bytes;
     uint64_t offset;
     {
-      std::lock_guard lock(state->mu);
+      MutexLock lock(&state->mu);
       bytes.swap(state->pending);
       offset = state->published;
     }
     if (bytes.empty()) continue;
     Status s = PublishWalPart(log, offset, bytes);
-    std::lock_guard lock(state->mu);
+    MutexLock lock(&state->mu);
     if (!s.ok()) {
       // Keep the bytes, in order, for the next attempt.
       state->pending.insert(0, bytes);
@@ -405,7 +405,7 @@ Status BucketFileSystem::PublishWals() {
 }
 
 Status BucketFileSystem::SealOwnWal() {
-  std::lock_guard publish_lock(wal_mu_);
+  MutexLock publish_lock(&wal_mu_);
   if (fenced_) return Status::Fenced("another process has taken over the bucket");
   std::string key = WalPartKey(epoch_, next_wal_seq_);
   auto put = store_->PutIfAbsent(key, EncodeWalSeal(epoch_));
@@ -415,28 +415,28 @@ Status BucketFileSystem::SealOwnWal() {
   }
   if (!put.ok()) return put.status().WithContext("sealing this writer's WAL");
   ++next_wal_seq_;
-  std::lock_guard lock(parts_mu_);
+  MutexLock lock(&parts_mu_);
   newest_wal_part_ = key;
   return Status::OK();
 }
 
 uint64_t BucketFileSystem::PendingWalBytes() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   uint64_t total = 0;
   for (auto& [log, state] : wal_states_) {
-    std::lock_guard state_lock(state->mu);
+    MutexLock state_lock(&state->mu);
     total += state->pending.size();
   }
   return total;
 }
 
 void BucketFileSystem::SetLiveFilesProvider(std::function<std::set<std::string>()> provider) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   live_files_ = std::move(provider);
 }
 
 bool BucketFileSystem::HasGarbage() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   return !garbage_.empty();
 }
 
@@ -444,7 +444,7 @@ Status BucketFileSystem::CollectGarbage() {
   std::vector<std::string> keys;
   std::function<std::set<std::string>()> live_provider;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     if (garbage_.empty() || fenced_) return Status::OK();
     keys.swap(garbage_);
     keys.insert(keys.end(), retained_wal_parts_.begin(), retained_wal_parts_.end());
@@ -459,14 +459,14 @@ Status BucketFileSystem::CollectGarbage() {
     return Status::Fenced("a newer writer owns the bucket; not deleting");
   }
   if (!newer.status().IsNotFound()) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     garbage_.insert(garbage_.end(), keys.begin(), keys.end());
     return newer.status();
   }
   std::set<std::string> live = live_provider ? live_provider() : std::set<std::string>{};
   std::string newest_part;
   {
-    std::lock_guard lock(parts_mu_);
+    MutexLock lock(&parts_mu_);
     newest_part = newest_wal_part_;
   }
   std::vector<std::string> failed, kept;
@@ -480,13 +480,13 @@ Status BucketFileSystem::CollectGarbage() {
     auto k = ParseDbKey(key);
     if (k && !k->is_wal_part && live.count(k->file)) {
       // Belt and braces: RocksDB says it still needs a file of this name.
-      std::lock_guard lock(mu_);
+      MutexLock lock(&mu_);
       auto it = files_.find(k->file);
       if (it != files_.end() && !it->second->keys.empty() && it->second->keys.front() == key) continue;
     }
     if (!store_->Delete(key).ok()) failed.push_back(key);
   }
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   garbage_.insert(garbage_.end(), failed.begin(), failed.end());
   // Kept parts wait outside garbage_, so they alone never wake the collector.
   retained_wal_parts_.insert(retained_wal_parts_.end(), kept.begin(), kept.end());
@@ -500,7 +500,7 @@ IOStatus BucketFileSystem::EnsureLocal(const std::string& name, std::string* loc
   if (!e) return IOStatus::PathNotFound(name);
   std::string key;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     if (!e->local_path.empty()) {
       *local_path = e->local_path;
       return IOStatus::OK();
@@ -515,7 +515,7 @@ IOStatus BucketFileSystem::EnsureLocal(const std::string& name, std::string* loc
   std::string path = cache_dir_ + "/pinned/" + name;
   Status s = WriteLocalFile(path, *body);
   if (!s.ok()) return ToIOStatus(s);
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   e->local_path = path;
   *local_path = path;
   return IOStatus::OK();
@@ -557,7 +557,7 @@ IOStatus BucketFileSystem::NewWritableFile(const std::string& f, const rocksdb::
     e->kind = Entry::Kind::kWal;
     auto state = std::make_shared<WalState>();
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(&mu_);
       wal_states_[*log] = state;
     }
     r->reset(new WalWriter(state));
@@ -568,7 +568,7 @@ IOStatus BucketFileSystem::NewWritableFile(const std::string& f, const rocksdb::
     e->local_path = path;
     r->reset(new WholeFileWriter(this, name, path, fd, !EndsWith(name, kTempSuffix)));
   }
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   auto it = files_.find(name);
   if (it != files_.end()) {
     for (auto& key : it->second->keys) {
@@ -620,7 +620,7 @@ IOStatus BucketFileSystem::GetChildren(const std::string& dir, const rocksdb::IO
                                        std::vector<std::string>* r, rocksdb::IODebugContext* dbg) {
   if (dir != db_path_) return target()->GetChildren(dir, o, r, dbg);
   r->clear();
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   for (const auto& [name, e] : files_) r->push_back(name);
   return IOStatus::OK();
 }
@@ -631,7 +631,7 @@ IOStatus BucketFileSystem::DeleteFile(const std::string& f, const rocksdb::IOOpt
   if (name.empty()) return target()->DeleteFile(f, o, dbg);
   std::shared_ptr<Entry> e;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     auto it = files_.find(name);
     if (it == files_.end()) return IOStatus::PathNotFound(f);
     e = it->second;
@@ -641,7 +641,7 @@ IOStatus BucketFileSystem::DeleteFile(const std::string& f, const rocksdb::IOOpt
       if (auto log = LogNumberOf(name)) {
         // Its data is in SSTs now; unpublished bytes need not go up.
         wal_states_.erase(*log);
-        std::lock_guard parts_lock(parts_mu_);
+        MutexLock parts_lock(&parts_mu_);
         keys = wal_parts_by_log_[*log];
         wal_parts_by_log_.erase(*log);
       }
@@ -657,14 +657,14 @@ IOStatus BucketFileSystem::GetFileSize(const std::string& f, const rocksdb::IOOp
                                        uint64_t* size, rocksdb::IODebugContext* dbg) {
   std::string name = FileNameOf(f);
   if (name.empty()) return target()->GetFileSize(f, o, size, dbg);
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   auto it = files_.find(name);
   if (it == files_.end()) return IOStatus::PathNotFound(f);
   *size = it->second->size;
   auto log = LogNumberOf(name);
   if (log && it->second->epoch == epoch_ && wal_states_.count(*log)) {
     auto& state = wal_states_[*log];
-    std::lock_guard state_lock(state->mu);
+    MutexLock state_lock(&state->mu);
     *size = state->published + state->pending.size();
   }
   return IOStatus::OK();
@@ -694,7 +694,7 @@ IOStatus BucketFileSystem::RenameFile(const std::string& src, const std::string&
     return IOStatus::IOError("rename " + local + ": " + std::strerror(errno));
   }
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     auto e = std::make_shared<Entry>();
     e->epoch = epoch_;
     e->local_path = new_path;
@@ -710,7 +710,7 @@ IOStatus BucketFileSystem::RenameFile(const std::string& src, const std::string&
   }
   s = UploadWhole(to, new_path);
   if (!s.ok()) return s;
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   auto old_from = files_.find(from);
   if (old_from != files_.end()) {
     QueueDeletion(old_from->second->keys);

@@ -10,7 +10,7 @@
 #pragma once
 
 #include <deque>
-#include <mutex>
+#include "util/mutex.h"
 #include <string>
 
 #include "fs/filesystem.h"
@@ -44,8 +44,8 @@ class MountProgram : public RpcProgram {
   void Mount(const RpcCall& call, const std::string& host, std::string_view path, XdrEncoder& out);
 
   fs::FileSystem& fs_;
-  std::mutex mu_;
-  std::deque<MountEntry> mounts_;  // guarded by mu_
+  Mutex mu_;
+  std::deque<MountEntry> mounts_ GUARDED_BY(mu_);
 };
 
 }  // namespace pail::nfs

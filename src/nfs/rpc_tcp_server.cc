@@ -7,11 +7,11 @@
 #include <atomic>
 #include <charconv>
 #include <deque>
-#include <mutex>
 #include <set>
 #include <thread>
 
 #include "nfs/record_assembler.h"
+#include "util/mutex.h"
 
 namespace pail::nfs {
 
@@ -75,8 +75,8 @@ struct RpcTcpServer::Impl {
   std::unique_ptr<asio::thread_pool> workers;
   std::vector<std::unique_ptr<tcp::acceptor>> acceptors;
   std::vector<std::thread> io_threads;
-  std::mutex mu;  // guards connections
-  std::set<std::shared_ptr<Connection>> connections;
+  Mutex mu;
+  std::set<std::shared_ptr<Connection>> connections GUARDED_BY(mu);
   bool started = false;
   bool stopped = false;
 };
@@ -185,24 +185,25 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void Deliver(std::string reply) {
     size_t size = reply.size();
     in_flight_bytes_ += size;
-    std::unique_lock<std::mutex> lock(write_mu_);
-    if (closed_) {
-      lock.unlock();
-      Finished(1, size);
-      return;
+    Delivery delivery;
+    {
+      MutexLock lock(&write_mu_);
+      delivery = SendOrQueue(std::move(reply));
     }
+    if (delivery == Delivery::kQueued) return;
+    Finished(1, size);
+    if (delivery == Delivery::kFailed) Close();
+  }
+
+  enum class Delivery { kQueued, kDone, kFailed };
+  Delivery SendOrQueue(std::string reply) REQUIRES(write_mu_) {
+    if (closed_) return Delivery::kDone;  // dropped with the connection
     if (!writing_ && replies_.empty()) {
-      ssize_t n = ::send(socket_.native_handle(), reply.data(), size, MSG_DONTWAIT | MSG_NOSIGNAL);
-      if (n == static_cast<ssize_t>(size)) {
-        lock.unlock();
-        Finished(1, size);
-        return;
-      }
+      ssize_t n = ::send(socket_.native_handle(), reply.data(), reply.size(),
+                         MSG_DONTWAIT | MSG_NOSIGNAL);
+      if (n == static_cast<ssize_t>(reply.size())) return Delivery::kDone;
       if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
-        lock.unlock();
-        Finished(1, size);
-        Close();
-        return;
+        return Delivery::kFailed;
       }
       front_sent_ = n > 0 ? static_cast<size_t>(n) : 0;
     }
@@ -211,13 +212,14 @@ class Connection : public std::enable_shared_from_this<Connection> {
       writing_ = true;
       asio::post(strand_, [self = shared_from_this()] { self->WriteQueued(); });
     }
+    return Delivery::kQueued;
   }
 
   // On the strand, with writing_ set: writes queued replies until none is left.
   void WriteQueued() {
     std::vector<asio::const_buffer> buffers;
     {
-      std::lock_guard<std::mutex> lock(write_mu_);
+      MutexLock lock(&write_mu_);
       if (closed_) return;
       size_t count = std::min(replies_.size(), kMaxRepliesPerWrite);
       buffers.reserve(count);
@@ -239,7 +241,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
           size_t bytes = 0;
           bool more;
           {
-            std::lock_guard<std::mutex> lock(self->write_mu_);
+            MutexLock lock(&self->write_mu_);
             for (size_t i = 0; i < count; i++) {
               bytes += self->replies_.front().size();
               self->replies_.pop_front();
@@ -267,7 +269,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   void CloseOnStrand() {
     {
-      std::lock_guard<std::mutex> lock(write_mu_);
+      MutexLock lock(&write_mu_);
       if (closed_) return;
       closed_ = true;
       // Queued replies stay: an aborted write may still point into them.
@@ -293,10 +295,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::atomic<bool> paused_{false};   // reading stopped until a call finishes
   std::atomic<size_t> in_flight_{0};        // calls read and not yet answered on the wire
   std::atomic<size_t> in_flight_bytes_{0};  // their request or reply bytes
-  std::mutex write_mu_;
-  bool writing_ = false;           // guarded by write_mu_: the strand owns the socket's sending side
-  std::deque<std::string> replies_;  // guarded by write_mu_
-  size_t front_sent_ = 0;          // guarded by write_mu_: bytes of replies_.front() already sent
+  Mutex write_mu_;
+  bool writing_ GUARDED_BY(write_mu_) = false;  // the strand owns the socket's sending side
+  std::deque<std::string> replies_ GUARDED_BY(write_mu_);
+  size_t front_sent_ GUARDED_BY(write_mu_) = 0;  // bytes of replies_.front() already sent
 };
 
 void RpcTcpServer::Impl::Accept(tcp::acceptor* acceptor) {
@@ -308,7 +310,7 @@ void RpcTcpServer::Impl::Accept(tcp::acceptor* acceptor) {
     } else {
       std::shared_ptr<Connection> connection;
       {
-        std::lock_guard<std::mutex> lock(mu);
+        MutexLock lock(&mu);
         if (!stopped && connections.size() < options.max_connections) {
           connection = std::make_shared<Connection>(this, std::move(socket));
           connections.insert(connection);
@@ -327,7 +329,7 @@ void RpcTcpServer::Impl::Accept(tcp::acceptor* acceptor) {
 }
 
 void RpcTcpServer::Impl::Forget(Connection* connection) {
-  std::lock_guard<std::mutex> lock(mu);
+  MutexLock lock(&mu);
   for (auto it = connections.begin(); it != connections.end(); ++it) {
     if (it->get() == connection) {
       connections.erase(it);
@@ -377,7 +379,7 @@ void RpcTcpServer::Stop() {
   if (!s.started || s.stopped) return;
   std::set<std::shared_ptr<Connection>> open;
   {
-    std::lock_guard<std::mutex> lock(s.mu);
+    MutexLock lock(&s.mu);
     s.stopped = true;
     open = s.connections;
   }
@@ -394,7 +396,7 @@ void RpcTcpServer::Stop() {
   s.io.stop();
   for (auto& t : s.io_threads) t.join();
   s.io_threads.clear();
-  std::lock_guard<std::mutex> lock(s.mu);
+  MutexLock lock(&s.mu);
   s.connections.clear();
 }
 
