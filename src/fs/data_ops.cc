@@ -226,7 +226,8 @@ FsResult<WriteResult> FileSystemImpl::WritePiece(const Credentials& cred, Ino in
   // Memory is promised before anything is buffered, so the buffer stays
   // bounded even while flushes fail. The bound covers every chunk the piece
   // can touch (loaded whole, then grown), wherever an append lands.
-  const int64_t bound = static_cast<int64_t>((data.size() / kChunkSize + 2) * kChunkSize);
+  const int64_t bound =
+      data.empty() ? 0 : static_cast<int64_t>((data.size() / kChunkSize + 2) * kChunkSize);
   FsStatus reserved = ReserveMemory(bound);
   if (!reserved.ok()) return reserved;
   struct Release {

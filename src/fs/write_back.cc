@@ -37,6 +37,7 @@ void FileSystemImpl::AddMemory(DirtyFile& f, int64_t delta) {
 }
 
 FsStatus FileSystemImpl::ReserveMemory(int64_t bytes) {
+  if (bytes == 0) return {};
   const int64_t limit = static_cast<int64_t>(options_.write_back_bytes);
   MutexLock g(&dirty_mu_);
   const uint64_t failures_seen = flush_failures_;
@@ -63,6 +64,7 @@ FsStatus FileSystemImpl::ReserveMemory(int64_t bytes) {
 }
 
 void FileSystemImpl::ReleaseMemory(int64_t bytes) {
+  if (bytes == 0) return;
   MutexLock g(&dirty_mu_);
   reserved_memory_ -= bytes;
   memory_cv_.SignalAll();
