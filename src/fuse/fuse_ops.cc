@@ -280,7 +280,8 @@ void ReadDirectory(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, bool 
   fs::FsResult<fs::ReadDirResult> r =
       Fs(req).ReadDir(CredentialsOf(req), ino, static_cast<uint64_t>(off), batch, plus);
   if (!r.ok()) {
-    fuse_reply_err(req, r.error());
+    // An offset the directory never issued (a stray seekdir).
+    fuse_reply_err(req, r.error() == fs::kErrBadCookie ? EINVAL : r.error());
     return;
   }
   std::string buf(size, '\0');
