@@ -110,7 +110,9 @@ class BucketFileSystem : public rocksdb::FileSystemWrapper {
   struct Entry;
   rocksdb::IOStatus UploadWhole(const std::string& name, const std::string& local_path);
   // Publishes every WAL byte appended so far, oldest log first, as WAL
-  // parts. On failure the bytes stay pending for the next call.
+  // parts. On failure the bytes stay pending for the next call. When no
+  // part goes up it checks that this process is still the writer instead.
+  // Call it only when something was written since its last success.
   Status PublishWals();
   uint64_t PendingWalBytes();
 
@@ -176,12 +178,16 @@ class BucketFileSystem : public rocksdb::FileSystemWrapper {
   std::map<uint64_t, std::shared_ptr<WalState>> wal_states_ GUARDED_BY(mu_);
   Mutex wal_mu_;  // serialises WAL part publication, in sequence order
   uint64_t next_wal_seq_ GUARDED_BY(wal_mu_) = 0;
+  uint64_t parts_put_ GUARDED_BY(wal_mu_) = 0;  // parts this process created
   Mutex parts_mu_ ACQUIRED_AFTER(mu_, wal_mu_);  // a leaf lock over the two members below
   // This epoch's parts.
   std::map<uint64_t, std::vector<std::string>> wal_parts_by_log_ GUARDED_BY(parts_mu_);
   // Never deleted: it marks where the sequence is.
   std::string newest_wal_part_ GUARDED_BY(parts_mu_);
   std::vector<std::string> retained_wal_parts_ GUARDED_BY(mu_);
+  // Each older epoch's last data part before its seal. Collected, its key
+  // is overwritten by a seal instead of deleted (bucket_gc.cc).
+  std::set<std::string> ends_of_sealed_wals_ GUARDED_BY(mu_);
 };
 
 }  // namespace pail::engine

@@ -48,6 +48,17 @@ Result<Compression> ParseCompression(const std::string& spec) {
   return Status::InvalidArgument("compression '" + spec + "': use zstd-N (1..22), lz4 or none");
 }
 
+// The engine's Env on a clock of the caller's choosing.
+class ClockedEnv : public rocksdb::EnvWrapper {
+ public:
+  ClockedEnv(std::unique_ptr<rocksdb::Env> target, std::shared_ptr<rocksdb::SystemClock> clock)
+      : EnvWrapper(std::move(target)) {
+    system_clock_ = std::move(clock);
+  }
+  static const char* kClassName() { return "PailClockedEnv"; }
+  const char* Name() const override { return kClassName(); }
+};
+
 // Unpublished WAL bytes allowed in memory before writes wait for the bucket.
 constexpr uint64_t kMaxPendingWalBytes = 256ull << 20;
 
@@ -64,6 +75,7 @@ class EngineImpl : public Engine {
     PAIL_ASSIGN_OR_RETURN(fs_, BucketFileSystem::Open(BucketFsOptions{
                                    options_.store, options_.cache_dir, options_.disk_cache_bytes}));
     env_ = rocksdb::NewCompositeEnv(fs_);
+    if (options_.clock) env_ = std::make_unique<ClockedEnv>(std::move(env_), options_.clock);
 
     rocksdb::Options db_options;
     db_options.env = env_.get();
@@ -84,7 +96,7 @@ class EngineImpl : public Engine {
     db_options.stats_dump_period_sec = 0;
     db_options.stats_persist_period_sec = 0;
     // Retryable store errors: let RocksDB resume on its own once it heals.
-    db_options.max_bgerror_resume_count = INT_MAX;
+    db_options.max_bgerror_resume_count = options_.background_work ? INT_MAX : 0;
     db_options.bgerror_resume_retry_interval = 200000;
 
     rocksdb::BlockBasedTableOptions table;
@@ -101,6 +113,7 @@ class EngineImpl : public Engine {
       cf.compression_opts.level = compression.level;
       cf.bottommost_compression = compression.type;
       cf.write_buffer_size = 64 << 20;
+      cf.disable_auto_compactions = !options_.background_work;
       if (large_values) {
         cf.enable_blob_files = true;
         cf.min_blob_size = 1024;
@@ -151,8 +164,9 @@ class EngineImpl : public Engine {
   bool fenced() const override { return fs_ && fs_->fenced(); }
 
   EngineStats stats() const override {
+    const uint64_t pending = fs_ ? fs_->PendingWalBytes() : 0;
     MutexLock lock(&sync_mu_);
-    return EngineStats{syncs_, fs_ ? fs_->epoch() : 0};
+    return EngineStats{syncs_, fs_ ? fs_->epoch() : 0, pending};
   }
 
   Status Write(rocksdb::WriteBatch* batch) override {
@@ -197,6 +211,11 @@ class EngineImpl : public Engine {
     return fenced() ? FencedError() : s;
   }
 
+  Status CollectGarbage() override {
+    if (fenced()) return FencedError();
+    return fs_->CollectGarbage();
+  }
+
   Status Close() override {
     {
       MutexLock lock(&stop_mu_);
@@ -208,7 +227,11 @@ class EngineImpl : public Engine {
     if (flusher_.joinable()) flusher_.join();
     Status result;
     if (db_) {
-      if (!fenced()) {
+      // A fenced engine cannot make its unsynced writes durable: say so
+      // rather than report a clean shutdown.
+      if (fenced()) {
+        result = FencedError();
+      } else {
         result = Sync();
         // Flushing the memtables makes the WAL obsolete: the next open then
         // replays nothing and downloads no WAL part.
