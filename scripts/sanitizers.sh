@@ -7,7 +7,8 @@
 # their cases `unit`); that includes the engine simulation tests.
 #
 # What runs where, chosen to keep CI well under 30 minutes on 2 cores:
-#  - ASan+UBSan: every unit test except engine_durability_test (it kills and
+#  - ASan+UBSan: every unit test except engine_durability_test and
+#    engine_failpoint_test (process-level crash tests: they kill and
 #    restarts child processes; its time goes to process start-up, and the
 #    engine code it drives runs here through engine_test and the simulation).
 #  - TSan: the RPC server's tests (PAIL_TSAN_TARGETS, a regex over target
@@ -31,7 +32,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
 JOBS=${JOBS:-$(nproc)}
-ASAN_EXCLUDE=${PAIL_ASAN_EXCLUDE:-^engine_durability_test$}
+ASAN_EXCLUDE=${PAIL_ASAN_EXCLUDE:-^(engine_durability_test|engine_failpoint_test)$}
 TSAN_TARGETS=${PAIL_TSAN_TARGETS:-^nfs_rpc_test$}
 
 launcher=()
