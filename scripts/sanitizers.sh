@@ -9,8 +9,8 @@
 # What runs where, chosen to keep CI well under 30 minutes on 2 cores:
 #  - ASan+UBSan: every unit test except engine_durability_test and
 #    engine_failpoint_test (process-level crash tests: they kill and
-#    restarts child processes; its time goes to process start-up, and the
-#    engine code it drives runs here through engine_test and the simulation).
+#    restart child processes; their time goes to process start-up, and the
+#    engine code they drive runs here through engine_test and the simulation).
 #  - TSan: the RPC server's tests (PAIL_TSAN_TARGETS, a regex over target
 #    names). The engine, its simulation and the filesystem core are not run
 #    under TSan yet: Debian's librocksdb is not instrumented, and RocksDB hands
