@@ -49,3 +49,7 @@ if [ -d "$VM_DIR" ] && [ "$(id -u)" -eq 0 ]; then
 fi
 
 ctest --test-dir build --output-on-failure -j2 --timeout 900
+
+# The unit and simulation tests again, built with clang under ASan+UBSan and
+# under TSan (-Wthread-safety as an error); see the script for what runs.
+bash scripts/sanitizers.sh

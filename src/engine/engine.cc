@@ -1,6 +1,5 @@
 #include "engine/engine.h"
 
-#include <condition_variable>
 #include <thread>
 
 #include <rocksdb/cache.h>
@@ -65,7 +64,10 @@ constexpr uint64_t kMaxPendingWalBytes = 256ull << 20;
 
 class EngineImpl : public Engine {
  public:
-  ~EngineImpl() override { Close(); }
+  ~EngineImpl() override {
+    Status s = Close();
+    if (!s.ok()) spdlog::warn("engine: closing on destruction: {}", s.ToString());
+  }
 
   Status Init(EngineOptions options) {
     options_ = std::move(options);
@@ -143,7 +145,10 @@ class EngineImpl : public Engine {
       }
       return live;
     });
-    synced_seq_ = db_->GetLatestSequenceNumber();
+    {
+      MutexLock lock(&sync_mu_);
+      synced_seq_ = db_->GetLatestSequenceNumber();
+    }
     flusher_ = std::thread([this] { FlushLoop(); });
     spdlog::info("engine open on {} (epoch {})", options_.store->Describe(), fs_->epoch());
     return Status::OK();
@@ -160,7 +165,7 @@ class EngineImpl : public Engine {
 
   EngineStats stats() const override {
     const uint64_t pending = fs_ ? fs_->PendingWalBytes() : 0;
-    std::lock_guard lock(sync_mu_);
+    MutexLock lock(&sync_mu_);
     return EngineStats{syncs_, fs_ ? fs_->epoch() : 0, pending};
   }
 
@@ -184,25 +189,25 @@ class EngineImpl : public Engine {
   Status Sync() override {
     if (fenced()) return FencedError();
     const uint64_t wanted = db_->GetLatestSequenceNumber();
-    std::unique_lock lock(sync_mu_);
+    MutexLock lock(&sync_mu_);
     // Group commit: one upload covers every caller that arrived before it began.
     while (sync_running_) {
-      sync_cv_.wait(lock);
+      sync_cv_.Wait();
       if (synced_seq_ >= wanted && last_sync_ok_) return Status::OK();
     }
     if (synced_seq_ >= wanted && wanted != 0 && last_sync_ok_) return Status::OK();
     sync_running_ = true;
     const uint64_t covering = db_->GetLatestSequenceNumber();
-    lock.unlock();
+    sync_mu_.Unlock();
     Status s = fs_->PublishWals();
-    lock.lock();
+    sync_mu_.Lock();
     sync_running_ = false;
     last_sync_ok_ = s.ok();
     if (s.ok()) {
       synced_seq_ = std::max(synced_seq_, covering);
       ++syncs_;
     }
-    sync_cv_.notify_all();
+    sync_cv_.SignalAll();
     return fenced() ? FencedError() : s;
   }
 
@@ -213,12 +218,12 @@ class EngineImpl : public Engine {
 
   Status Close() override {
     {
-      std::lock_guard lock(stop_mu_);
+      MutexLock lock(&stop_mu_);
       if (closed_) return Status::OK();
       closed_ = true;
       stop_ = true;
     }
-    stop_cv_.notify_all();
+    stop_cv_.SignalAll();
     if (flusher_.joinable()) flusher_.join();
     Status result;
     if (db_) {
@@ -271,15 +276,17 @@ class EngineImpl : public Engine {
   }
 
   void FlushLoop() {
-    std::unique_lock lock(stop_mu_);
+    MutexLock lock(&stop_mu_);
     while (!stop_) {
-      stop_cv_.wait_for(lock, options_.flush_interval, [this] { return stop_; });
+      const auto tick = std::chrono::steady_clock::now() + options_.flush_interval;
+      while (!stop_ && stop_cv_.WaitUntil(tick)) {
+      }
       if (stop_) break;
-      lock.unlock();
+      stop_mu_.Unlock();
       // Only when something is dirty: an idle engine sends no request.
       bool dirty;
       {
-        std::lock_guard sync_lock(sync_mu_);
+        MutexLock sync_lock(&sync_mu_);
         dirty = db_->GetLatestSequenceNumber() > synced_seq_ || !last_sync_ok_;
       }
       if (!fenced() && dirty) {
@@ -290,7 +297,7 @@ class EngineImpl : public Engine {
         Status s = fs_->CollectGarbage();
         if (!s.ok() && !s.IsFenced()) spdlog::warn("garbage collection: {}", s.ToString());
       }
-      lock.lock();
+      stop_mu_.Lock();
     }
   }
 
@@ -300,17 +307,17 @@ class EngineImpl : public Engine {
   std::unique_ptr<rocksdb::DB> db_;
   std::map<std::string, rocksdb::ColumnFamilyHandle*> handles_;
 
-  mutable std::mutex sync_mu_;
-  std::condition_variable sync_cv_;
-  bool sync_running_ = false;
-  bool last_sync_ok_ = true;
-  uint64_t synced_seq_ = 0;
-  uint64_t syncs_ = 0;
+  mutable Mutex sync_mu_;
+  CondVar sync_cv_{&sync_mu_};
+  bool sync_running_ GUARDED_BY(sync_mu_) = false;
+  bool last_sync_ok_ GUARDED_BY(sync_mu_) = true;
+  uint64_t synced_seq_ GUARDED_BY(sync_mu_) = 0;
+  uint64_t syncs_ GUARDED_BY(sync_mu_) = 0;
 
-  std::mutex stop_mu_;
-  std::condition_variable stop_cv_;
-  bool stop_ = false;
-  bool closed_ = false;
+  Mutex stop_mu_;
+  CondVar stop_cv_{&stop_mu_};
+  bool stop_ GUARDED_BY(stop_mu_) = false;
+  bool closed_ GUARDED_BY(stop_mu_) = false;
   std::thread flusher_;
 };
 
