@@ -11,15 +11,26 @@
 #    engine_failpoint_test (process-level crash tests: they kill and
 #    restart child processes; their time goes to process start-up, and the
 #    engine code they drive runs here through engine_test and the simulation).
-#  - TSan: the RPC server's tests (PAIL_TSAN_TARGETS, a regex over target
-#    names). The engine, its simulation and the filesystem core are not run
-#    under TSan yet: Debian's librocksdb is not instrumented, and RocksDB hands
-#    our objects between its threads through std::atomic protocols TSan cannot
-#    see (the write-thread leader writing the WAL for its followers, background
-#    jobs picking up files), which gives a few dozen reports at that boundary.
-#    scripts/tsan.supp holds the ones triaged so far; widen the regex, e.g.
-#    PAIL_TSAN_TARGETS='^(engine_test|engine_sim.*|fs_test|nfs_rpc_test)$',
-#    to work on the rest.
+#  - TSan: PAIL_TSAN_TARGETS (a regex over target names): the engine unit
+#    tests, the engine simulation (PAIL_TSAN_SIM_SEEDS seeds, 150 by default:
+#    about a minute under TSan, against 1200 in the ordinary build) and the
+#    RPC server's tests, and a few quick ones (crypto, codec, byte-range
+#    locks, 9P wire, server config). Debian's librocksdb, libstdc++ and libzstd are not
+#    instrumented, so their synchronisation is invisible: RocksDB hands our
+#    objects between its threads (the write-thread leader writing the WAL for
+#    its followers, background jobs picking up files) through std::atomic
+#    protocols TSan cannot see. scripts/tsan.supp suppresses reports with a
+#    librocksdb frame and interceptor calls from those libraries, and says
+#    why. fs_test is not in the default set yet: it still reports races
+#    between two threads' rocksdb::WriteBatch::Put (filesystem_impl.cc
+#    Commit and CreateNode/SetXattr); the call passes through librocksdb, but
+#    an uninstrumented library leaves no frame in TSan's stacks, so the
+#    module suppression cannot match it, and it was not triaged in time.
+#    PAIL_TSAN_TARGETS='^(engine_test|engine_sim_test|fs_test)$' shows them.
+#    engine_test's ConcurrentSyncsAreGrouped (PAIL_TSAN_EXCLUDE_CASES, a
+#    regex over CTest names) intermittently gives the same report: each
+#    thread's own WriteBatch::Put writing a string block TSan still thinks
+#    belongs to another thread (the allocator's reuse of it not seen).
 #  - Neither: tests that start the pailfs server or mount FUSE (nfs
 #    integration, tests/fuse, the CLI and POSIX-suite scripts); scripts/test.sh
 #    runs them in the ordinary build.
@@ -33,7 +44,9 @@ cd "$(dirname "$0")/.."
 ROOT=$(pwd)
 JOBS=${JOBS:-$(nproc)}
 ASAN_EXCLUDE=${PAIL_ASAN_EXCLUDE:-^(engine_durability_test|engine_failpoint_test)$}
-TSAN_TARGETS=${PAIL_TSAN_TARGETS:-^nfs_rpc_test$}
+TSAN_TARGETS=${PAIL_TSAN_TARGETS:-^(engine_test|engine_sim_test|nfs_rpc_test|crypto_test|objstore_codec_test|byte_range_locks_test|ninep_wire_test|server_config_test)$}
+TSAN_SIM_SEEDS=${PAIL_TSAN_SIM_SEEDS:-150}
+TSAN_EXCLUDE_CASES=${PAIL_TSAN_EXCLUDE_CASES:-^engine_test\.Engine\.ConcurrentSyncsAreGrouped$}
 
 launcher=()
 if command -v ccache >/dev/null; then
@@ -57,8 +70,8 @@ run() {
   shift
   local names
   names=$(printf '%s|' "$@")
-  ctest --test-dir "$dir" -L unit -R "^(${names%|})\\." --output-on-failure \
-    -j"$JOBS" --timeout 900
+  ctest --test-dir "$dir" -L unit -R "^(${names%|})\\." ${EXCLUDE_CASES:+-E "$EXCLUDE_CASES"} \
+    --output-on-failure -j"$JOBS" --timeout 900
 }
 
 run_asan() {
@@ -78,6 +91,7 @@ run_tsan() {
   configure build-tsan "-fsanitize=thread"
   mapfile -t tests < <(grep -E "$TSAN_TARGETS" build-tsan/unit_tests.txt)
   cmake --build build-tsan -j"$JOBS" --target "${tests[@]}"
+  EXCLUDE_CASES=$TSAN_EXCLUDE_CASES PAIL_SIM_SEEDS=$TSAN_SIM_SEEDS \
   TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:suppressions=$ROOT/scripts/tsan.supp \
     run build-tsan "${tests[@]}"
   echo "sanitizers: tsan build and tests took $((SECONDS - start)) s"
