@@ -12,4 +12,5 @@ $SUDO apt-get install -y -qq --no-install-recommends \
   libasio-dev libfuse3-dev fuse3 libtomlplusplus-dev libcli11-dev \
   libspdlog-dev libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev \
   libnfs-dev libnfs-utils libnbd-dev bindfs attr \
+  libmicrohttpd-dev prometheus systemd \
   >/dev/null

@@ -440,6 +440,11 @@ bool BucketFileSystem::HasGarbage() const {
   return !garbage_.empty();
 }
 
+size_t BucketFileSystem::GarbageCount() const {
+  std::lock_guard lock(mu_);
+  return garbage_.size();
+}
+
 Status BucketFileSystem::CollectGarbage() {
   std::vector<std::string> keys;
   std::function<std::set<std::string>()> live_provider;

@@ -310,10 +310,13 @@ FsResult<WriteResult> FileSystemImpl::WritePiece(const Credentials& cred, Ino in
       flush_requested_ = true;
     }
     maint_cv_.notify_one();
+    const auto wait_start = std::chrono::steady_clock::now();
     std::unique_lock<std::mutex> g(dirty_mu_);
     memory_cv_.wait_for(g, std::chrono::seconds(5), [&] {
       return dirty_memory_.load() <= static_cast<int64_t>(options_.write_back_bytes);
     });
+    writer_wait_ns_ += std::chrono::duration_cast<std::chrono::nanoseconds>(
+                           std::chrono::steady_clock::now() - wait_start).count();
   }
   return result;
 }

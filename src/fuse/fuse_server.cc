@@ -20,6 +20,7 @@
 #include "fuse/fuse_lowlevel_include.h"
 #include "fuse/fuse_ops.h"
 #include "fuse/request_loop.h"
+#include "metrics/protocol_metrics.h"
 
 namespace pail::fuse {
 
@@ -143,6 +144,7 @@ Status FuseServer::Impl::Start() {
                            " failed (is /dev/fuse usable and are we root?)");
   }
   mounted_ = true;
+  metrics::ProtocolMetrics::For("fuse").ConnectionOpened();
   loop_ = std::thread([this] { RunLoop(); });
 
   bool live;
@@ -193,6 +195,7 @@ void FuseServer::Impl::Stop() {
   fuse_session_destroy(session_);
   session_ = nullptr;
   mounted_ = false;
+  metrics::ProtocolMetrics::For("fuse").ConnectionClosed();
   spdlog::info("fuse: unmounted {}", options_.mountpoint);
 }
 

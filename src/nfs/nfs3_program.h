@@ -41,6 +41,8 @@ class Nfs3Program : public RpcProgram {
                   XdrEncoder& results) override;
 
  private:
+  // The procedure itself; Call() wraps it with metrics.
+  AcceptStat Procedure(const RpcCall& call, XdrDecoder& args, XdrEncoder& out);
   using Cred = fs::Credentials;
   AcceptStat GetAttr(const Cred& cred, XdrDecoder& args, XdrEncoder& out);
   AcceptStat SetAttr(const Cred& cred, XdrDecoder& args, XdrEncoder& out);

@@ -11,6 +11,7 @@
 #include <set>
 #include <thread>
 
+#include "metrics/protocol_metrics.h"
 #include "nfs/record_assembler.h"
 
 namespace pail::nfs {
@@ -312,6 +313,7 @@ void RpcTcpServer::Impl::Accept(tcp::acceptor* acceptor) {
         if (!stopped && connections.size() < options.max_connections) {
           connection = std::make_shared<Connection>(this, std::move(socket));
           connections.insert(connection);
+          metrics::ProtocolMetrics::For("nfs").ConnectionOpened();
         }
       }
       if (connection) {
@@ -331,6 +333,7 @@ void RpcTcpServer::Impl::Forget(Connection* connection) {
   for (auto it = connections.begin(); it != connections.end(); ++it) {
     if (it->get() == connection) {
       connections.erase(it);
+      metrics::ProtocolMetrics::For("nfs").ConnectionClosed();
       return;
     }
   }

@@ -204,9 +204,9 @@ Result<Config> Config::Parse(std::string_view text, const std::string& source) {
   if (auto* servers = table("servers")) {
     for (auto& [k, v] : *servers) {
       std::string name(k.str());
-      if (name != "fuse" && name != "nfs") {
+      if (name != "fuse" && name != "nfs" && name != "admin") {
         return Status::InvalidArgument(source + ": unknown server [servers." + name +
-                                       "] (known: fuse, nfs)");
+                                       "] (known: fuse, nfs, admin)");
       }
     }
     if (auto* fuse = (*servers)["fuse"].as_table()) {
@@ -231,6 +231,17 @@ Result<Config> Config::Parse(std::string_view text, const std::string& source) {
       if (c.nfs.commit != "async" && c.nfs.commit != "durable") {
         return Status::InvalidArgument(source + ": [servers.nfs] commit must be \"async\" or \"durable\"");
       }
+    }
+  }
+  if (auto* servers = table("servers"); servers && (*servers)["admin"].as_table()) {
+    TableReader r((*servers)["admin"].as_table(), "servers.admin", source);
+    c.admin.enabled = true;
+    PAIL_RETURN_IF_ERROR(r.StringList("addresses", &c.admin.addresses));
+    PAIL_RETURN_IF_ERROR(r.String("unix_socket", &c.admin.unix_socket));
+    PAIL_RETURN_IF_ERROR(r.Unsigned("max_connections", &c.admin.max_connections, 1, 1024));
+    PAIL_RETURN_IF_ERROR(r.RejectUnknown());
+    if (c.admin.addresses.empty() && c.admin.unix_socket.empty()) {
+      c.admin.addresses = {"127.0.0.1:7390"};
     }
   }
   if (c.storage.url.empty()) return Status::InvalidArgument(source + ": [storage] url is required");
@@ -302,6 +313,13 @@ addresses = ["127.0.0.1:2049"]
 # "async": WRITE is stable from memory, the flush window bounds a crash's loss.
 # "durable": COMMIT returns only once the data is in the bucket.
 commit = "async"
+
+[servers.admin]
+# GET /metrics (Prometheus), GET /healthz, and what `pailfs flush`, `pailfs
+# status` and `pailfs cost` ask for. It can make the server act: keep it on
+# loopback or a Unix socket (created mode 0600).
+addresses = ["127.0.0.1:7390"]
+# unix_socket = "/run/pailfs/admin.sock"
 )";
 }
 
