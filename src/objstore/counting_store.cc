@@ -14,10 +14,13 @@ const Status& StatusOf(const Status& s) { return s; }
 template <typename T>
 Status StatusOf(const Result<T>& r) { return r.status(); }
 
-// Bytes a successful read brought back; writes count what they sent.
-uint64_t BytesReceived(const Result<std::string>& r) { return r.ok() ? r->size() : 0; }
+// Bytes a successful read brought back (a write's result is its etag, not
+// a body); writes count what they sent.
+uint64_t BytesReceived(OpKind op, const Result<std::string>& r) {
+  return (op == OpKind::kGet || op == OpKind::kGetRange) && r.ok() ? r->size() : 0;
+}
 template <typename T>
-uint64_t BytesReceived(const T&) { return 0; }
+uint64_t BytesReceived(OpKind, const T&) { return 0; }
 
 }  // namespace
 
@@ -67,7 +70,7 @@ template <typename Call>
 auto CountingStore::Measure(OpKind op, uint64_t bytes_sent, Call call) {
   const auto start = std::chrono::steady_clock::now();
   auto result = call();
-  Count(op, StatusOf(result), bytes_sent + BytesReceived(result),
+  Count(op, StatusOf(result), bytes_sent + BytesReceived(op, result),
         std::chrono::steady_clock::now() - start);
   return result;
 }
