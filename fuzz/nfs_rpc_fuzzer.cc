@@ -63,8 +63,12 @@ Target* MakeTarget() {
   }
   t->fs = std::move(fs).value();
   t->nfs = std::make_unique<pail::nfs::Nfs3Program>(*t->fs, /*durable_commit=*/false, 42);
-  t->mount = std::make_unique<pail::nfs::MountProgram>(*t->fs);
-  t->dispatcher = std::make_unique<pail::nfs::RpcDispatcher>(65534, 65534);
+  // Identities as sent, so the fuzzer reaches root's paths through the core;
+  // a second peer address (input bit 1) exercises the refusal path.
+  pail::server::AccessPolicy policy;
+  policy.squash = pail::server::Squash::kNone;
+  t->mount = std::make_unique<pail::nfs::MountProgram>(*t->fs, policy.AllowedClientStrings());
+  t->dispatcher = std::make_unique<pail::nfs::RpcDispatcher>(policy);
   t->dispatcher->Register(&t->portmap);
   t->dispatcher->Register(t->mount.get());
   t->dispatcher->Register(t->nfs.get());
@@ -86,11 +90,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
   pail::nfs::CallContext context;
   context.local_port = 2049;
-  context.peer_address = "fuzz";
+  context.peer_address = (data[0] & 2) ? "192.0.2.1" : "127.0.0.1";
+  context.peer_port = 40000;
   const char* bytes = reinterpret_cast<const char*>(data + 1);
   size_t length = size - 1;
   if ((data[0] & 1) == 0) {
-    CheckReply(target->dispatcher->Dispatch(std::string_view(bytes, length), context));
+    std::string_view record(bytes, length);
+    if (target->dispatcher->ReplyBytesBound(record) > (16u << 20)) abort();
+    CheckReply(target->dispatcher->Dispatch(record, context));
     return 0;
   }
   pail::nfs::RecordAssembler assembler(kFuzzRecordCap);

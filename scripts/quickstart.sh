@@ -15,7 +15,8 @@ if [ ! -f "$CONFIG" ]; then
   PASSWORD=${PAILFS_PASSWORD:-$(head -c 18 /dev/urandom | base64)}
   echo "$PASSWORD" > "$DATA/password"
   chmod 600 "$DATA/password"
-  cat > "$CONFIG" <<EOT
+  # The config holds the password: readable by this user only.
+  (umask 077; cat > "$CONFIG") <<EOT
 [storage]
 url = "file://$DATA/bucket"
 encryption_password = "$PASSWORD"
@@ -38,5 +39,6 @@ mountpoint = "$DATA/mnt"
 EOT
   echo "wrote $CONFIG (the password is in $DATA/password)"
 fi
+chmod 600 "$CONFIG"  # also an older quickstart's config
 echo "serving: NFS at 127.0.0.1:2049 (export /), FUSE at $DATA/mnt; Ctrl-C stops"
 exec build/pailfs run -c "$CONFIG"

@@ -10,12 +10,17 @@
 // Exit codes (docs/operations.md): 0 success; 1 failure; 2 bad usage or
 // config; 3 the server (or the bucket) did not answer, retrying may help;
 // 4 fenced: another server owns the bucket (a restart would fence it back).
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <iostream>
+#include <sstream>
 
 #include <CLI/CLI.hpp>
 #include <spdlog/pattern_formatter.h>
@@ -52,9 +57,12 @@ int Init(const std::string& path) {
   if (std::ifstream(path)) {
     return Fail(pail::Status::InvalidArgument(path + " exists; not overwriting it"));
   }
-  std::ofstream out(path);
-  out << text;
-  if (!out.flush()) return Fail(pail::Status::IOError("cannot write " + path));
+  // 0600: the user is about to put a password or cloud key into it.
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0) return Fail(pail::Status::IOError("cannot create " + path + ": " + std::strerror(errno)));
+  bool written = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+  if (::close(fd) != 0) written = false;
+  if (!written) return Fail(pail::Status::IOError("cannot write " + path));
   std::printf("wrote %s; edit [storage] and [cache], then run: pailfs run -c %s\n", path.c_str(),
               path.c_str());
   return 0;
@@ -114,6 +122,22 @@ pail::fs::FsckProgress TerminalProgress() {
   };
 }
 
+// A config that spells out a password or key must not be readable by other
+// users; ${ENV} references are fine anywhere.
+void WarnIfSecretExposed(const std::string& path) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0 || (st.st_mode & (S_IRWXG | S_IRWXO)) == 0) return;
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  if (pail::server::HoldsLiteralSecret(text.str())) {
+    spdlog::warn(
+        "{} holds a secret (password or key) and is readable by other users (mode {:o}); run "
+        "`chmod 600 {}` or use ${{ENV}} references",
+        path, st.st_mode & 07777, path);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -165,6 +189,7 @@ int main(int argc, char** argv) {
   if (*cost) return Admin(*config, "GET", "/cost?provider=" + provider + (json ? "&" + format : ""));
   pail::Status s;
   if (*run) {
+    WarnIfSecretExposed(config_path);
     s = pail::server::RunServer(*config);
   } else if (*fsck) {
     auto progress = TerminalProgress();

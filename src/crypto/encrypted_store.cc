@@ -1,5 +1,7 @@
 #include "crypto/encrypted_store.h"
 
+#include <spdlog/spdlog.h>
+
 #include <sodium.h>
 
 #include <cstring>
@@ -153,9 +155,23 @@ Result<std::string> EncryptedStore::PutIfMatch(const std::string& key, std::stri
 Result<ListPage> EncryptedStore::List(const std::string& prefix, const std::string& token,
                                       int max_keys) {
   PAIL_ASSIGN_OR_RETURN(ListPage page, target_->List(prefix, token, max_keys));
+  // An object no encryption of ours can have produced (a zero-byte "folder
+  // marker" such as "db/" that consoles create, or a foreign file) is left
+  // out of the listing with a warning: one such object must not make every
+  // listing, and so the bucket, fail. Reading it still fails as tampered.
+  std::vector<ObjectMeta> ours;
+  ours.reserve(page.objects.size());
   for (auto& meta : page.objects) {
-    PAIL_ASSIGN_OR_RETURN(meta.size, PlainSize(meta.size, meta.key));
+    auto plain = PlainSize(meta.size, meta.key);
+    if (!plain.ok()) {
+      spdlog::warn("bucket {}: ignoring '{}' ({} bytes), which is not an object pailfs wrote",
+                   Describe(), meta.key, meta.size);
+      continue;
+    }
+    meta.size = *plain;
+    ours.push_back(std::move(meta));
   }
+  page.objects = std::move(ours);
   return page;
 }
 

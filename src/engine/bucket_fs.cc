@@ -9,13 +9,14 @@
 #include <cstring>
 #include <ctime>
 #include <filesystem>
-#include <fstream>
 
 #include <spdlog/spdlog.h>
 
 #include "engine/bucket_files.h"
 #include "engine/bucket_layout.h"
-#include "engine/wal_part.h"
+#include "engine/current_object.h"
+#include "engine/local_file.h"
+#include "util/failpoint.h"
 
 namespace pail::engine {
 
@@ -23,44 +24,7 @@ using rocksdb::IOStatus;
 
 namespace {
 
-constexpr char kCurrentFile[] = "CURRENT";
-constexpr char kTempSuffix[] = ".dbtmp";
-constexpr char kLogSuffix[] = ".log";
-constexpr int kMaxEpochClaimAttempts = 100;
-
-bool EndsWith(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
 uint64_t NowSeconds() { return static_cast<uint64_t>(std::time(nullptr)); }
-
-// "000123.log" -> 123.
-std::optional<uint64_t> LogNumberOf(const std::string& name) {
-  if (!EndsWith(name, kLogSuffix)) return std::nullopt;
-  std::string digits = name.substr(0, name.size() - strlen(kLogSuffix));
-  if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
-  return std::stoull(digits);
-}
-
-// RocksDB's name for log `number`: at least six digits, then ".log".
-std::string LogFileName(uint64_t number) {
-  std::string digits = std::to_string(number);
-  return std::string(6 - std::min<size_t>(6, digits.size()), '0') + digits + kLogSuffix;
-}
-
-Status WriteLocalFile(const std::string& path, std::string_view data) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out.write(data.data(), static_cast<std::streamsize>(data.size()));
-  out.close();
-  if (!out) return Status::IOError("cannot write cache file " + path);
-  return Status::OK();
-}
-
-Result<std::string> ReadLocalFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::IOError("cannot read " + path);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
 
 }  // namespace
 
@@ -111,193 +75,6 @@ Result<std::shared_ptr<BucketFileSystem>> BucketFileSystem::Open(const BucketFsO
   return fs;
 }
 
-Status BucketFileSystem::ClaimEpoch() {
-  for (int attempt = 0; attempt < kMaxEpochClaimAttempts; ++attempt) {
-    PAIL_ASSIGN_OR_RETURN(auto fences, ListAll(*store_, kFencePrefix));
-    uint64_t newest = 0;
-    for (const auto& meta : fences) {
-      if (auto e = ParseFenceKey(meta.key)) newest = std::max(newest, *e);
-    }
-    char host[256] = {};
-    ::gethostname(host, sizeof host - 1);
-    std::string owner = std::string(host) + " pid " + std::to_string(::getpid()) + " at " +
-                        std::to_string(NowSeconds());
-    auto put = store_->PutIfAbsent(FenceKey(newest + 1), owner);
-    if (put.ok()) {
-      epoch_ = newest + 1;
-      return Status::OK();
-    }
-    if (!put.status().IsPreconditionFailed()) return put.status().WithContext("claiming writer epoch");
-  }
-  return Status::Retryable("could not claim a writer epoch: too many concurrent openers");
-}
-
-// Reads every older epoch's WAL parts in order, sealing each epoch that has
-// no seal yet, and writes each log's bytes to a pinned local file.
-// `logs` receives, per epoch, (log number, part key) in sequence order.
-Status BucketFileSystem::SealOlderEpochs(
-    const std::vector<ObjectMeta>& listing,
-    std::map<uint64_t, std::vector<std::pair<uint64_t, std::string>>>* logs) {
-  std::map<uint64_t, std::map<uint64_t, std::string>> parts;  // epoch -> seq -> key
-  std::set<uint64_t> only_a_seal;  // epochs whose one listed part is a seal
-  for (uint64_t e = 1; e < epoch_; ++e) parts[e];              // epochs with no part yet too
-  for (const auto& meta : listing) {
-    auto k = ParseDbKey(meta.key);
-    if (!k || !k->is_wal_part || k->epoch >= epoch_) continue;
-    parts[k->epoch][k->wal_seq] = meta.key;
-    if (parts[k->epoch].size() == 1 && meta.size == kWalSealBytes) {
-      only_a_seal.insert(k->epoch);
-    } else {
-      only_a_seal.erase(k->epoch);
-    }
-  }
-  for (auto& [epoch, seqs] : parts) {
-    // A finished epoch (sealed, its data collected) costs no request: nothing
-    // can follow a seal, so there is nothing to read or to seal.
-    if (only_a_seal.count(epoch)) continue;
-    std::map<uint64_t, uint64_t> next_offset;  // log -> bytes written to its pinned file
-    // Listed parts in order (gaps are parts of dropped logs), then the
-    // sequence's end, which is sealed unless the writer gets there first.
-    std::vector<uint64_t> order;
-    for (auto& [seq, key] : seqs) order.push_back(seq);
-    uint64_t end = order.empty() ? 0 : order.back() + 1;
-    for (size_t i = 0;; ++i) {
-      bool listed = i < order.size();
-      uint64_t seq = listed ? order[i] : end++;
-      std::string key = WalPartKey(epoch, seq);
-      Result<std::string> body = Status::NotFound(key);
-      if (listed) {
-        body = store_->Get(key);
-        if (!body.ok() && body.status().IsNotFound()) continue;  // deleted since the listing
-      } else {
-        auto sealed = store_->PutIfAbsent(key, EncodeWalSeal(epoch_));
-        if (sealed.ok()) break;
-        if (!sealed.status().IsPreconditionFailed()) return sealed.status().WithContext("sealing WAL");
-        body = store_->Get(key);
-      }
-      if (!body.ok()) return body.status().WithContext("reading WAL part " + key);
-      PAIL_ASSIGN_OR_RETURN(WalPart part, DecodeWalPart(std::move(*body), key));
-      if (part.is_seal) break;
-      std::string path = cache_dir_ + "/pinned/" + PadNumber(epoch) + "-" + LogFileName(part.log_number);
-      uint64_t& expected = next_offset[part.log_number];
-      if (part.offset == expected) {
-        int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-        if (fd < 0) return Status::IOError("cannot write " + path + ": " + std::strerror(errno));
-        ssize_t n = ::write(fd, part.bytes.data(), part.bytes.size());
-        ::close(fd);
-        if (n != static_cast<ssize_t>(part.bytes.size())) return Status::IOError("short write " + path);
-        expected += part.bytes.size();
-      } else {
-        // A log whose earlier parts were deleted: RocksDB already dropped it.
-        expected = UINT64_MAX;
-        ::unlink(path.c_str());
-      }
-      (*logs)[epoch].push_back({part.log_number, key});
-    }
-  }
-  return Status::OK();
-}
-
-Status BucketFileSystem::RebuildNamespace(
-    const std::map<uint64_t, std::vector<std::pair<uint64_t, std::string>>>& wal_parts) {
-  // Which CURRENT? The newest epoch's: each open writes a CURRENT of its own
-  // before it acknowledges anything.
-  PAIL_ASSIGN_OR_RETURN(auto first_listing, ListAll(*store_, kDbPrefix));
-  uint64_t current_epoch = 0;
-  for (const auto& meta : first_listing) {
-    auto k = ParseDbKey(meta.key);
-    if (k && !k->is_wal_part && k->file == kCurrentFile && k->epoch < epoch_) {
-      current_epoch = std::max(current_epoch, k->epoch);
-    }
-  }
-  // Pin CURRENT and its MANIFEST before listing the files they reference:
-  // a manifest is uploaded only after its files, so the listing below
-  // cannot miss one.
-  std::string manifest_name;
-  auto pin = [&](uint64_t epoch, const std::string& name) -> Status {
-    std::string key = FileKey(epoch, name);
-    PAIL_ASSIGN_OR_RETURN(std::string body, store_->Get(key));
-    std::string path = cache_dir_ + "/pinned/" + name;
-    PAIL_RETURN_IF_ERROR(WriteLocalFile(path, body));
-    auto e = std::make_shared<Entry>();
-    e->kind = Entry::Kind::kWhole;
-    e->size = body.size();
-    e->epoch = epoch;
-    e->keys = {key};
-    e->local_path = path;
-    e->mtime = NowSeconds();
-    files_[name] = e;
-    if (name == kCurrentFile) {
-      manifest_name = body.substr(0, body.find('\n'));
-    }
-    return Status::OK();
-  };
-  if (current_epoch != 0) {
-    PAIL_RETURN_IF_ERROR(pin(current_epoch, kCurrentFile));
-    if (manifest_name.empty() || manifest_name.find('/') != std::string::npos) {
-      return Status::Corruption("CURRENT of epoch " + std::to_string(current_epoch) +
-                                " does not name a manifest");
-    }
-    PAIL_RETURN_IF_ERROR(pin(current_epoch, manifest_name));
-  }
-
-  PAIL_ASSIGN_OR_RETURN(auto listing, ListAll(*store_, kDbPrefix));
-  for (const auto& meta : listing) {
-    auto k = ParseDbKey(meta.key);
-    if (!k || k->is_wal_part || k->epoch >= epoch_) continue;
-    if (k->file == kCurrentFile || k->file == manifest_name || EndsWith(k->file, kTempSuffix)) continue;
-    if (LogNumberOf(k->file)) continue;  // logs come from WAL parts
-    auto& slot = files_[k->file];
-    if (slot && slot->epoch > k->epoch) continue;  // the newer epoch's file is live
-    auto e = std::make_shared<Entry>();
-    e->kind = Entry::Kind::kWhole;
-    e->size = meta.size;
-    e->epoch = k->epoch;
-    e->keys = {meta.key};
-    e->mtime = NowSeconds();
-    slot = e;
-  }
-  // Logs: one per (epoch, log number); only those whose parts start at 0.
-  for (const auto& [epoch, parts] : wal_parts) {
-    std::map<uint64_t, std::vector<std::string>> by_log;
-    for (const auto& [log, key] : parts) by_log[log].push_back(key);
-    for (auto& [log, keys] : by_log) {
-      std::string name = LogFileName(log);
-      std::string path = cache_dir_ + "/pinned/" + PadNumber(epoch) + "-" + name;
-      auto e = std::make_shared<Entry>();
-      e->kind = Entry::Kind::kWal;
-      e->epoch = epoch;
-      e->keys = std::move(keys);
-      e->mtime = NowSeconds();
-      std::error_code ec;
-      uint64_t size = std::filesystem::file_size(path, ec);
-      if (ec) {
-        // Every byte of it was deleted already: only the objects remain to go.
-        QueueDeletion(e->keys);
-        continue;
-      }
-      e->size = size;
-      e->local_path = path;
-      auto& slot = files_[name];
-      if (slot && slot->epoch > epoch) continue;
-      slot = e;
-    }
-  }
-  return Status::OK();
-}
-
-Status BucketFileSystem::Recover() {
-  PAIL_RETURN_IF_ERROR(ClaimEpoch());
-  PAIL_ASSIGN_OR_RETURN(auto listing, ListAll(*store_, kDbPrefix));
-  std::map<uint64_t, std::vector<std::pair<uint64_t, std::string>>> wal_parts;
-  PAIL_RETURN_IF_ERROR(SealOlderEpochs(listing, &wal_parts));
-  std::lock_guard lock(mu_);
-  PAIL_RETURN_IF_ERROR(RebuildNamespace(wal_parts));
-  spdlog::info("bucket {}: writer epoch {}, {} database files", store_->Describe(), epoch_,
-               files_.size());
-  return Status::OK();
-}
-
 IOStatus BucketFileSystem::ToIOStatus(const Status& s) {
   if (s.ok()) return IOStatus::OK();
   if (s.IsFenced()) fenced_ = true;
@@ -332,18 +109,40 @@ void BucketFileSystem::QueueDeletion(const std::vector<std::string>& keys) {
   garbage_.insert(garbage_.end(), keys.begin(), keys.end());
 }
 
+// The order of uploads is what makes a crash at any point safe: a table or
+// blob file goes up before the manifest that names it, a manifest before the
+// CURRENT that names it. A failpoint sits at each of these steps.
 IOStatus BucketFileSystem::UploadWhole(const std::string& name, const std::string& local_path) {
   if (fenced_) return ToIOStatus(Status::Fenced("another process has taken over the bucket"));
   auto body = ReadLocalFile(local_path);
   if (!body.ok()) return ToIOStatus(body.status());
+  const bool is_current = name == kCurrentFile;
+  const bool is_manifest = name.rfind("MANIFEST-", 0) == 0;
+  std::string object = *body;
+  if (is_manifest || is_current) {
+    // A writer fenced without knowing it yet would otherwise publish a state
+    // a newer writer never saw; an opener pinning it must not be misled.
+    Status s = Failpoint(is_current ? "engine/before_current_upload" : "engine/before_manifest_upload");
+    if (s.ok() && is_current && !current_published_) s = Failpoint("engine/open_before_current");
+    if (s.ok()) s = CheckStillWriter();
+    if (!s.ok()) return ToIOStatus(s.WithContext("uploading " + name));
+    if (is_current) object = EncodeCurrentObject(*body, Lineage());
+  }
   std::string key = FileKey(epoch_, name);
-  auto put = store_->Put(key, *body);
+  auto put = store_->Put(key, object);
   if (!put.ok()) return ToIOStatus(put.status().WithContext("uploading " + name));
-  std::lock_guard lock(mu_);
-  auto it = files_.find(name);
-  if (it != files_.end()) {
-    it->second->keys = {key};
-    it->second->size = body->size();
+  {
+    std::lock_guard lock(mu_);
+    auto it = files_.find(name);
+    if (it != files_.end()) {
+      it->second->keys = {key};
+      it->second->size = body->size();
+    }
+  }
+  if (is_current) current_published_ = true;
+  if (IsTableOrBlob(name)) {
+    Status s = Failpoint(current_published_ ? "engine/after_table_upload" : "engine/open_after_recovery_flush");
+    if (!s.ok()) return ToIOStatus(s);
   }
   return IOStatus::OK();
 }
@@ -354,148 +153,6 @@ void BucketFileSystem::FinishWrite(const std::string& name) {
   if (it == files_.end() || it->second->keys.empty()) return;
   it->second->local_path.clear();
   cache_->AddComplete(it->second->keys.front(), it->second->size);
-}
-
-Status BucketFileSystem::PublishWalPart(uint64_t log_number, uint64_t offset,
-                                        std::string_view bytes) {
-  if (fenced_) return Status::Fenced("another process has taken over the bucket");
-  std::string key = WalPartKey(epoch_, next_wal_seq_);
-  auto put = store_->PutIfAbsent(key, EncodeWalPart(log_number, offset, bytes));
-  if (put.status().IsPreconditionFailed()) {
-    fenced_ = true;
-    spdlog::error("writer epoch {} is fenced: a newer process opened bucket {}; refusing writes",
-                  epoch_, store_->Describe());
-    return Status::Fenced("another process has taken over the bucket " + store_->Describe() +
-                          "; this server accepts no more writes");
-  }
-  if (!put.ok()) return put.status().WithContext("publishing WAL part");
-  ++next_wal_seq_;
-  std::lock_guard lock(parts_mu_);
-  newest_wal_part_ = key;
-  wal_parts_by_log_[log_number].push_back(key);
-  return Status::OK();
-}
-
-Status BucketFileSystem::PublishWals() {
-  std::lock_guard publish_lock(wal_mu_);
-  std::vector<std::pair<uint64_t, std::shared_ptr<WalState>>> logs;
-  {
-    std::lock_guard lock(mu_);
-    logs.assign(wal_states_.begin(), wal_states_.end());
-  }
-  for (auto& [log, state] : logs) {
-    std::string bytes;
-    uint64_t offset;
-    {
-      std::lock_guard lock(state->mu);
-      bytes.swap(state->pending);
-      offset = state->published;
-    }
-    if (bytes.empty()) continue;
-    Status s = PublishWalPart(log, offset, bytes);
-    std::lock_guard lock(state->mu);
-    if (!s.ok()) {
-      // Keep the bytes, in order, for the next attempt.
-      state->pending.insert(0, bytes);
-      return s;
-    }
-    state->published += bytes.size();
-  }
-  return Status::OK();
-}
-
-Status BucketFileSystem::SealOwnWal() {
-  std::lock_guard publish_lock(wal_mu_);
-  if (fenced_) return Status::Fenced("another process has taken over the bucket");
-  std::string key = WalPartKey(epoch_, next_wal_seq_);
-  auto put = store_->PutIfAbsent(key, EncodeWalSeal(epoch_));
-  if (put.status().IsPreconditionFailed()) {
-    fenced_ = true;
-    return Status::Fenced("another process has taken over the bucket");
-  }
-  if (!put.ok()) return put.status().WithContext("sealing this writer's WAL");
-  ++next_wal_seq_;
-  std::lock_guard lock(parts_mu_);
-  newest_wal_part_ = key;
-  return Status::OK();
-}
-
-uint64_t BucketFileSystem::PendingWalBytes() {
-  std::lock_guard lock(mu_);
-  uint64_t total = 0;
-  for (auto& [log, state] : wal_states_) {
-    std::lock_guard state_lock(state->mu);
-    total += state->pending.size();
-  }
-  return total;
-}
-
-void BucketFileSystem::SetLiveFilesProvider(std::function<std::set<std::string>()> provider) {
-  std::lock_guard lock(mu_);
-  live_files_ = std::move(provider);
-}
-
-bool BucketFileSystem::HasGarbage() const {
-  std::lock_guard lock(mu_);
-  return !garbage_.empty();
-}
-
-size_t BucketFileSystem::GarbageCount() const {
-  std::lock_guard lock(mu_);
-  return garbage_.size();
-}
-
-Status BucketFileSystem::CollectGarbage() {
-  std::vector<std::string> keys;
-  std::function<std::set<std::string>()> live_provider;
-  {
-    std::lock_guard lock(mu_);
-    if (garbage_.empty() || fenced_) return Status::OK();
-    keys.swap(garbage_);
-    keys.insert(keys.end(), retained_wal_parts_.begin(), retained_wal_parts_.end());
-    retained_wal_parts_.clear();
-    live_provider = live_files_;
-  }
-  // Only the bucket's current owner may delete: a newer writer may still
-  // need what this one considers obsolete.
-  auto newer = store_->Head(FenceKey(epoch_ + 1));
-  if (newer.ok()) {
-    fenced_ = true;
-    return Status::Fenced("a newer writer owns the bucket; not deleting");
-  }
-  if (!newer.status().IsNotFound()) {
-    std::lock_guard lock(mu_);
-    garbage_.insert(garbage_.end(), keys.begin(), keys.end());
-    return newer.status();
-  }
-  std::set<std::string> live = live_provider ? live_provider() : std::set<std::string>{};
-  std::string newest_part;
-  {
-    std::lock_guard lock(parts_mu_);
-    newest_part = newest_wal_part_;
-  }
-  std::vector<std::string> failed, kept;
-  for (const auto& key : keys) {
-    // The newest WAL part stays while it is the newest: it tells a future
-    // sealer where the sequence ends.
-    if (key == newest_part) {
-      kept.push_back(key);
-      continue;
-    }
-    auto k = ParseDbKey(key);
-    if (k && !k->is_wal_part && live.count(k->file)) {
-      // Belt and braces: RocksDB says it still needs a file of this name.
-      std::lock_guard lock(mu_);
-      auto it = files_.find(k->file);
-      if (it != files_.end() && !it->second->keys.empty() && it->second->keys.front() == key) continue;
-    }
-    if (!store_->Delete(key).ok()) failed.push_back(key);
-  }
-  std::lock_guard lock(mu_);
-  garbage_.insert(garbage_.end(), failed.begin(), failed.end());
-  // Kept parts wait outside garbage_, so they alone never wake the collector.
-  retained_wal_parts_.insert(retained_wal_parts_.end(), kept.begin(), kept.end());
-  return Status::OK();
 }
 
 // ---- rocksdb::FileSystem ----
@@ -517,6 +174,12 @@ IOStatus BucketFileSystem::EnsureLocal(const std::string& name, std::string* loc
   }
   auto body = store_->Get(key);
   if (!body.ok()) return ToIOStatus(body.status());
+  if (name == kCurrentFile) {
+    // RocksDB reads only its own line; the lineage stays in the bucket.
+    auto current = DecodeCurrentObject(*body, key);
+    if (!current.ok()) return ToIOStatus(current.status());
+    *body = current->rocksdb_current;
+  }
   std::string path = cache_dir_ + "/pinned/" + name;
   Status s = WriteLocalFile(path, *body);
   if (!s.ok()) return ToIOStatus(s);

@@ -16,7 +16,9 @@
 //
 // Open() claims a new epoch (fencing every older writer), seals the older
 // epochs' WALs and rebuilds the file namespace from the bucket, so a fresh
-// machine with an empty cache dir recovers the full state.
+// machine with an empty cache dir recovers the full state. The member
+// functions live in four files: bucket_fs.cc (the rocksdb::FileSystem),
+// bucket_recovery.cc (Open), bucket_wal.cc (WAL parts), bucket_gc.cc.
 #pragma once
 
 #include <atomic>
@@ -50,6 +52,9 @@ class BucketFileSystem : public rocksdb::FileSystemWrapper {
   const std::string& db_path() const { return db_path_; }
   uint64_t epoch() const { return epoch_; }
   bool fenced() const { return fenced_.load(); }
+  // The bucket held no database: RocksDB may create one. Otherwise it must
+  // not (a missing CURRENT then means damage, not a new bucket).
+  bool fresh() const { return fresh_; }
   // Files RocksDB still needs; garbage collection never deletes them.
   void SetLiveFilesProvider(std::function<std::set<std::string>()> provider);
   // Deletes objects of files RocksDB dropped, unless fenced. No request is
@@ -125,6 +130,11 @@ class BucketFileSystem : public rocksdb::FileSystemWrapper {
   BucketFileSystem(const BucketFsOptions& options, std::string db_path);
   Status Recover();
   Status ClaimEpoch();
+  // Lists fence/: Fenced when an epoch newer than ours exists. Fences below
+  // the newest are collected, so this lists rather than HEADs fence/<e+1>.
+  Status CheckStillWriter();
+  // The epochs the files of this writer's state live in (current_object.h).
+  std::set<uint64_t> Lineage();
   Status SealOlderEpochs(const std::vector<ObjectMeta>& listing,
                          std::map<uint64_t, std::vector<std::pair<uint64_t, std::string>>>* parts);
   Status RebuildNamespace(
@@ -141,14 +151,24 @@ class BucketFileSystem : public rocksdb::FileSystemWrapper {
   std::unique_ptr<DiskCache> cache_;
   int cache_lock_fd_ = -1;  // flock held while this process uses cache_dir
   uint64_t epoch_ = 0;
+  std::vector<uint64_t> older_fences_;  // fences below ours, listed at the claim
+  bool fresh_ = false;
   std::atomic<bool> fenced_{false};
+  // This epoch's CURRENT is in the bucket: from then on no opener uses an
+  // older epoch's CURRENT, so objects outside our lineage may go.
+  std::atomic<bool> current_published_{false};
 
   mutable std::mutex mu_;  // guards files_, garbage_, live_files_
   std::map<std::string, std::shared_ptr<Entry>> files_;
   std::vector<std::string> garbage_;
   std::function<std::set<std::string>()> live_files_;
 
-  Status PublishWalPart(uint64_t log_number, uint64_t offset, std::string_view bytes);
+  // Publishes `bytes` (log `log_number` from `offset`) as the next part and
+  // returns how many of them are now in the bucket: fewer than all when a
+  // part of ours whose response was lost is found at our sequence number.
+  Result<size_t> PublishWalPart(uint64_t log_number, uint64_t offset, std::string_view bytes);
+  // Records this epoch's part `key` of `log_number`, now in the bucket.
+  void RecordPublishedPart(uint64_t log_number, const std::string& key);
 
   std::map<uint64_t, std::shared_ptr<WalState>> wal_states_;  // guarded by mu_
   std::mutex wal_mu_;  // serialises WAL part publication, in sequence order

@@ -1,6 +1,8 @@
 #include "engine/bucket_layout.h"
 
+#include <algorithm>
 #include <charconv>
+#include <cstring>
 
 namespace pail::engine {
 namespace {
@@ -60,5 +62,27 @@ std::optional<uint64_t> ParseFenceKey(const std::string& key) {
   if (k.substr(0, fence.size()) != fence) return std::nullopt;
   return ParseNumber(k.substr(fence.size()));
 }
+
+bool EndsWith(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+std::optional<uint64_t> LogNumberOf(const std::string& name) {
+  if (!EndsWith(name, kLogSuffix)) return std::nullopt;
+  std::string_view digits(name.data(), name.size() - std::strlen(kLogSuffix));
+  if (digits.empty() || digits.size() > 19 || digits.find_first_not_of("0123456789") != std::string::npos) {
+    return std::nullopt;
+  }
+  uint64_t v = 0;
+  std::from_chars(digits.data(), digits.data() + digits.size(), v);
+  return v;
+}
+
+std::string LogFileName(uint64_t number) {
+  std::string digits = std::to_string(number);
+  return std::string(6 - std::min<size_t>(6, digits.size()), '0') + digits + kLogSuffix;
+}
+
+bool IsTableOrBlob(const std::string& file) { return EndsWith(file, ".sst") || EndsWith(file, ".blob"); }
 
 }  // namespace pail::engine

@@ -16,10 +16,13 @@
 // Why epochs in names: a fenced writer may still be running. Because every
 // object it writes carries its own epoch, it can never overwrite an object
 // of the new writer; it cannot delete one either, because deletions are only
-// done after checking that no newer epoch exists (see garbage_collector.h).
-// When two epochs hold a file of the same name, the higher epoch's is the
-// live one: a writer only reuses a file number that its recovered state
-// does not reference.
+// done after checking that no newer epoch exists (see bucket_gc.cc).
+// When two epochs hold a file of the same name, the pinned CURRENT's lineage
+// decides which one is live (current_object.h).
+//
+// Keys under fence/ or db/ that do not parse (a zero-byte "folder marker"
+// such as "db/" that consoles and tools create, or anything else not ours)
+// are skipped with a warning, never fatal.
 #pragma once
 
 #include <cstdint>
@@ -32,6 +35,9 @@ constexpr char kFencePrefix[] = "fence/";
 constexpr char kDbPrefix[] = "db/";
 constexpr char kWalDir[] = "wal/";
 constexpr int kNumberDigits = 20;
+constexpr char kCurrentFile[] = "CURRENT";
+constexpr char kTempSuffix[] = ".dbtmp";
+constexpr char kLogSuffix[] = ".log";
 
 std::string PadNumber(uint64_t n);
 std::string FenceKey(uint64_t epoch);
@@ -47,5 +53,14 @@ struct DbKey {
 };
 std::optional<DbKey> ParseDbKey(const std::string& key);
 std::optional<uint64_t> ParseFenceKey(const std::string& key);
+
+bool EndsWith(const std::string& s, const std::string& suffix);
+// "000123.log" -> 123.
+std::optional<uint64_t> LogNumberOf(const std::string& name);
+// RocksDB's name for log `number`: at least six digits, then ".log".
+std::string LogFileName(uint64_t number);
+// Files whose presence proves a database was written: a bucket holding one
+// has had a CURRENT (see RebuildNamespace).
+bool IsTableOrBlob(const std::string& file);
 
 }  // namespace pail::engine

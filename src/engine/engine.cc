@@ -66,7 +66,9 @@ class EngineImpl : public Engine {
 
     rocksdb::Options db_options;
     db_options.env = env_.get();
-    db_options.create_if_missing = true;
+    // Only into an empty bucket: over a damaged one RocksDB would start an
+    // empty database and delete the old files (BucketFileSystem refuses first).
+    db_options.create_if_missing = fs_->fresh();
     db_options.create_missing_column_families = true;
     db_options.db_log_dir = options_.cache_dir + "/log";
     db_options.keep_log_file_num = 3;

@@ -25,16 +25,20 @@ std::string EncodeWalPart(uint64_t log_number, uint64_t offset, std::string_view
   return out;
 }
 
-std::string EncodeWalSeal(uint64_t sealing_epoch) {
+std::string EncodeWalSeal(uint64_t sealing_epoch, bool closing) {
   std::string out(kWalSealMagic, kWalMagicBytes);
   PutU64(out, sealing_epoch);
+  if (closing) out.push_back(1);
   return out;
 }
 
 Result<WalPart> DecodeWalPart(std::string body, const std::string& key) {
   WalPart part;
-  if (body.size() == kWalSealBytes && std::memcmp(body.data(), kWalSealMagic, kWalMagicBytes) == 0) {
+  if (IsSealSize(body.size()) && std::memcmp(body.data(), kWalSealMagic, kWalMagicBytes) == 0) {
     part.is_seal = true;
+    part.sealing_epoch = GetU64(body.data() + kWalMagicBytes);
+    part.closing = body.size() == kWalClosingSealBytes;
+    if (part.closing && body.back() != 1) return Status::Corruption("WAL part " + key + " is a bad seal");
     return part;
   }
   if (body.size() < kWalPartHeaderBytes || std::memcmp(body.data(), kWalPartMagic, kWalMagicBytes) != 0) {
@@ -45,6 +49,23 @@ Result<WalPart> DecodeWalPart(std::string body, const std::string& key) {
   body.erase(0, kWalPartHeaderBytes);
   part.bytes = std::move(body);
   return part;
+}
+
+Result<bool> WalContinuity::Accept(const WalPart& part, const std::string& key) {
+  auto at = next_offset_.find(part.log_number);
+  if (at == next_offset_.end()) {
+    if (part.offset != 0) dropped_.insert(part.log_number);
+    at = next_offset_.emplace(part.log_number, 0).first;
+  }
+  if (dropped_.count(part.log_number)) return false;
+  if (part.offset != at->second) {
+    return Status::Corruption("WAL part " + key + " starts at byte " + std::to_string(part.offset) +
+                              " of log " + std::to_string(part.log_number) +
+                              ", but the log's earlier parts end at byte " + std::to_string(at->second) +
+                              ": a part in its middle is missing from the bucket");
+  }
+  at->second += part.bytes.size();
+  return true;
 }
 
 }  // namespace pail::engine

@@ -29,6 +29,12 @@ FsResult<Attr> FileSystemImpl::GetAttr(const Credentials& cred, Ino ino) {
   return GetAttrLocking(ino);
 }
 
+FsResult<Attr> FileSystemImpl::ResolveHandle(Ino ino, uint64_t generation) {
+  FsResult<Attr> attr = GetAttrLocking(ino);
+  if (attr.ok() && attr->generation != generation) return FsError{ESTALE};
+  return attr;
+}
+
 FsStatus FileSystemImpl::Access(const Credentials& cred, Ino ino, int mask) {
   InodeLocks lock(locks_, {ino});
   FsResult<InodeRecord> r = LoadInode(ino);

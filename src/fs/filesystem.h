@@ -17,9 +17,10 @@
 //    Fsync()/SyncAll()/Close(), or together with the next metadata change of
 //    that file. Reads and GetAttr see unflushed writes.
 //  - Thread-safe: any number of threads may call at once.
-//  - Inode numbers are never reused within one filesystem, so generation is
-//    constant (kGeneration); an NFS handle (ino, generation) of a deleted file
-//    gives ESTALE.
+//  - Every inode carries a random 64-bit generation fixed at creation
+//    (Attr::generation). A number a crash handed out twice (its reservation
+//    rolled back) comes back with a new generation, so protocol handles are
+//    (ino, generation) and ResolveHandle() refuses a mismatch with ESTALE.
 //  - Open()/Release() pairs keep an unlinked file readable and writable until
 //    the last Release(). Read()/Write() also work without a handle (NFS).
 #pragma once
@@ -45,7 +46,8 @@ namespace pail::fs {
 using Ino = uint64_t;
 
 inline constexpr Ino kRootIno = 1;
-inline constexpr uint64_t kGeneration = 1;
+// No inode has this generation.
+inline constexpr uint64_t kNoGeneration = 0;
 // Reported as st_dev / NFS fsid; one filesystem per process.
 inline constexpr uint64_t kFsid = 0x7061696c;  // "pail"
 inline constexpr size_t kNameMax = 255;         // bytes, any except '/' and NUL
@@ -59,6 +61,9 @@ inline constexpr uint32_t kBlockSize = 4096;    // st_blksize and statfs bsize
 // NFSv3 NOT_SYNC: SetAttr's guard ctime did not match. Not an errno;
 // protocols without that notion should report EINVAL.
 inline constexpr int kErrNotSync = 10002;
+// NFSv3 BAD_COOKIE: ReadDir got a cookie this directory never issued. Not an
+// errno; protocols without that notion should report EINVAL.
+inline constexpr int kErrBadCookie = 10003;
 
 struct Credentials {
   uint32_t uid = 0;
@@ -117,7 +122,7 @@ class [[nodiscard]] FsResult {
 
 struct Attr {
   Ino ino = 0;  // also the NFS fileid
-  uint64_t generation = kGeneration;
+  uint64_t generation = kNoGeneration;
   uint32_t mode = 0;  // S_IFMT type bits | permission bits (07777)
   uint32_t nlink = 0;
   uint32_t uid = 0;
@@ -275,6 +280,10 @@ class FileSystem {
   // "." and ".." are accepted; ".." of the root is the root.
   virtual FsResult<Attr> Lookup(const Credentials& cred, Ino parent, std::string_view name) = 0;
   virtual FsResult<Attr> GetAttr(const Credentials& cred, Ino ino) = 0;
+  // The inode a protocol's file handle names: its attributes, or ESTALE
+  // unless `ino` exists and has `generation`. No permission is checked (as
+  // for GetAttr); the caller still checks every operation it then makes.
+  virtual FsResult<Attr> ResolveHandle(Ino ino, uint64_t generation) = 0;
   virtual FsResult<Attr> SetAttr(const Credentials& cred, Ino ino, const SetAttrRequest& req) = 0;
   // R_OK | W_OK | X_OK (F_OK = 0 only checks existence).
   virtual FsStatus Access(const Credentials& cred, Ino ino, int mask) = 0;
@@ -315,7 +324,10 @@ class FileSystem {
   // Sync). Works on any inode, directories included.
   virtual FsStatus Fsync(const Credentials& cred, Ino ino) = 0;
 
-  // cookie 0 starts at the beginning; max_entries 0 means no limit.
+  // cookie 0 starts at the beginning; max_entries 0 means no limit. A
+  // cookie the directory never issued gives kErrBadCookie. With with_attrs,
+  // attributes are filled only when the caller may also search the
+  // directory (x), as stat(dir/name) would need.
   virtual FsResult<ReadDirResult> ReadDir(const Credentials& cred, Ino dir, uint64_t cookie,
                                           size_t max_entries, bool with_attrs) = 0;
   virtual FsResult<StatFsResult> StatFs(const Credentials& cred, Ino ino) = 0;

@@ -60,6 +60,7 @@ Status FileSystemImpl::Init() {
     root.nlink = 2;
     root.parent = kRootIno;
     root.next_cookie = kFirstEntryCookie;
+    root.generation = NewGeneration();
     root.atime = root.mtime = root.ctime = NowTimespec();
     rocksdb::WriteBatch batch;
     batch.Put(meta_, InodeKey(kRootIno), EncodeInode(root));
@@ -78,8 +79,20 @@ Status FileSystemImpl::Init() {
   } else if (!rs.ok()) {
     return engine::FromRocks(rs).WithContext("reading the filesystem format");
   } else {
-    if (value.size() != 8 || GetBigEndian64(value.data()) != kFormatVersion) {
-      return Status::Corruption("unknown filesystem format version");
+    if (value.size() != 8) return Status::Corruption("filesystem format stamp is damaged");
+    uint64_t version = GetBigEndian64(value.data());
+    if (version < kFormatVersion) {
+      return Status::InvalidArgument(
+          "this bucket holds filesystem format " + std::to_string(version) +
+          ", written by an older pailfs without per-inode generations; this pailfs reads only "
+          "format " + std::to_string(kFormatVersion) +
+          ". Copy the files into a new bucket with the older pailfs serving the old one");
+    }
+    if (version != kFormatVersion) {
+      return Status::InvalidArgument("this bucket holds filesystem format " +
+                                     std::to_string(version) +
+                                     ", newer than this pailfs understands (" +
+                                     std::to_string(kFormatVersion) + "); upgrade pailfs");
     }
     rs = db_->Get(rocksdb::ReadOptions(), meta_, SystemKey(kSystemNextInode), &value);
     if (!rs.ok() || value.size() != 8) {

@@ -74,6 +74,7 @@ class FileSystemImpl final : public FileSystem {
   Status SyncAll() override;
   FsResult<Attr> Lookup(const Credentials& cred, Ino parent, std::string_view name) override;
   FsResult<Attr> GetAttr(const Credentials& cred, Ino ino) override;
+  FsResult<Attr> ResolveHandle(Ino ino, uint64_t generation) override;
   FsResult<Attr> SetAttr(const Credentials& cred, Ino ino, const SetAttrRequest& req) override;
   FsStatus Access(const Credentials& cred, Ino ino, int mask) override;
   FsResult<CreateResult> Create(const Credentials& cred, Ino parent, std::string_view name,

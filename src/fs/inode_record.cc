@@ -1,15 +1,18 @@
 #include "fs/inode_record.h"
 
+#include <sys/random.h>
+
 #include <cstring>
+#include <random>
 
 namespace pail::fs {
 
 // Layout after the version byte, all little-endian: mode, uid, gid, nlink
 // (u32 each); size, used, rdev (u64 each); atime, mtime, ctime (i64 seconds
-// then u32 nanoseconds each); parent, entries, next_cookie (u64 each); then
-// the symlink target to the end of the value.
+// then u32 nanoseconds each); parent, entries, next_cookie, generation (u64
+// each); then the symlink target to the end of the value.
 namespace {
-constexpr size_t kFixedSize = 1 + 4 * 4 + 3 * 8 + 3 * 12 + 3 * 8;
+constexpr size_t kFixedSize = 1 + 4 * 4 + 3 * 8 + 3 * 12 + 4 * 8;
 
 void Put32(std::string* out, uint32_t v) {
   for (int i = 0; i < 4; ++i) out->push_back(static_cast<char>(v >> (8 * i)));
@@ -58,6 +61,7 @@ std::string EncodeInode(const InodeRecord& r) {
   Put64(&out, r.parent);
   Put64(&out, r.entries);
   Put64(&out, r.next_cookie);
+  Put64(&out, r.generation);
   out.append(r.symlink_target);
   return out;
 }
@@ -78,6 +82,7 @@ bool DecodeInode(std::string_view in, InodeRecord* r) {
   r->parent = Get64(p);
   r->entries = Get64(p);
   r->next_cookie = Get64(p);
+  r->generation = Get64(p);
   r->symlink_target.assign(in.substr(kFixedSize));
   if (r->atime.tv_nsec >= 1000000000 || r->mtime.tv_nsec >= 1000000000 ||
       r->ctime.tv_nsec >= 1000000000) {
@@ -89,6 +94,7 @@ bool DecodeInode(std::string_view in, InodeRecord* r) {
 Attr ToAttr(Ino ino, const InodeRecord& r) {
   Attr a;
   a.ino = ino;
+  a.generation = r.generation;
   a.mode = r.mode;
   a.nlink = r.nlink;
   a.uid = r.uid;
@@ -106,6 +112,19 @@ Attr ToAttr(Ino ino, const InodeRecord& r) {
   a.mtime = r.mtime;
   a.ctime = r.ctime;
   return a;
+}
+
+uint64_t NewGeneration() {
+  uint64_t g = kNoGeneration;
+  while (g == kNoGeneration) {
+    if (getrandom(&g, sizeof(g), 0) != static_cast<ssize_t>(sizeof(g))) {
+      // getrandom only fails on kernels older than 3.17; fall back to the
+      // library's random device, which reads /dev/urandom there.
+      std::random_device device;
+      g = (uint64_t{device()} << 32) | device();
+    }
+  }
+  return g;
 }
 
 struct timespec NowTimespec() {

@@ -12,7 +12,7 @@
 namespace pail::fs {
 
 // First byte of every inode record; a reader refuses other versions.
-inline constexpr uint8_t kInodeRecordVersion = 1;
+inline constexpr uint8_t kInodeRecordVersion = 2;
 
 struct InodeRecord {
   uint32_t mode = 0;  // S_IFMT | 07777
@@ -30,6 +30,10 @@ struct InodeRecord {
   Ino parent = 0;
   uint64_t entries = 0;
   uint64_t next_cookie = 0;
+  // Random, fixed at creation: what tells this inode from an earlier one
+  // that had the same number (numbers can come back after a crash rolls
+  // back their reservation) and what makes a file handle unguessable.
+  uint64_t generation = 0;
   std::string symlink_target;
 
   bool is_dir() const { return S_ISDIR(mode); }
@@ -39,6 +43,9 @@ struct InodeRecord {
 
 std::string EncodeInode(const InodeRecord& r);
 bool DecodeInode(std::string_view in, InodeRecord* r);
+
+// A fresh generation from the system's CSPRNG, never 0 (kNoGeneration).
+uint64_t NewGeneration();
 
 // The attributes a protocol sees.
 Attr ToAttr(Ino ino, const InodeRecord& r);

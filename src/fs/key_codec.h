@@ -37,7 +37,8 @@ inline constexpr uint8_t kKindSystem = 0x08;    // 08 | subtype -> see below
 inline constexpr uint8_t kSystemNextInode = 0x01;  // u64 BE: inode numbers below are reserved
 inline constexpr uint8_t kSystemFormat = 0x02;     // u64 BE: kFormatVersion
 
-inline constexpr uint64_t kFormatVersion = 1;
+// 2: inode records carry a random generation (kInodeRecordVersion 2).
+inline constexpr uint64_t kFormatVersion = 2;
 inline constexpr int kStatsShards = 16;
 
 // Cookies 1 and 2 are "." and ".."; real entries start here.

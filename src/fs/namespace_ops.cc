@@ -49,6 +49,7 @@ FsResult<Attr> FileSystemImpl::CreateNode(const Credentials& cred, Ino parent,
   // The new number needs no lock: nobody can name it before the commit.
   FsResult<Ino> ino = AllocateIno();
   if (!ino.ok()) return ino.status();
+  r.generation = NewGeneration();
   r.uid = cred.uid;
   bool setgid_parent = (p->mode & S_ISGID) != 0;
   r.gid = setgid_parent ? p->gid : cred.gid;

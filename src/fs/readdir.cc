@@ -13,6 +13,14 @@ FsResult<ReadDirResult> FileSystemImpl::ReadDir(const Credentials& cred, Ino dir
   if (!d.ok()) return d.status();
   if (!d->is_dir()) return FsError{ENOTDIR};
   if (!MayAccess(cred, *d, kMayRead)) return FsError{EACCES};
+  // Issued cookies are 1 (.), 2 (..) and those below next_cookie. Anything
+  // else is refused rather than read as "start over" (cookie + 1 wraps at
+  // 2^64 - 1) or "the end".
+  if (cookie > 2 && cookie >= d->next_cookie) return FsError{kErrBadCookie};
+  // Attributes of the entries are what stat(dir/name) shows, which needs
+  // search permission: a readable but not searchable directory lists names
+  // and inode numbers only.
+  if (with_attrs && !MayAccess(cred, *d, kMayExec)) with_attrs = false;
   ReadDirResult result;
   auto full = [&] { return max_entries != 0 && result.entries.size() >= max_entries; };
   if (cookie < 1) result.entries.push_back({".", dir, S_IFDIR, 1, std::nullopt});

@@ -281,7 +281,8 @@ void ReadDirectory(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, bool 
   fs::FsResult<fs::ReadDirResult> r =
       Fs(req).ReadDir(CredentialsOf(req), ino, static_cast<uint64_t>(off), batch, plus);
   if (!r.ok()) {
-    ReplyErr(req, r.error());
+    // An offset the directory never issued (a stray seekdir).
+    ReplyErr(req, r.error() == fs::kErrBadCookie ? EINVAL : r.error());
     return;
   }
   std::string buf(size, '\0');

@@ -90,6 +90,12 @@ void MountProgram::Mount(const RpcCall& call, const std::string& host, std::stri
   out.U32(kAuthSys);
 }
 
+bool MountProgram::AnswerRefusedClient(const RpcCall& call, XdrEncoder& out) {
+  if (call.procedure != kMnt) return false;
+  out.U32(MNT3ERR_ACCES);
+  return true;
+}
+
 AcceptStat MountProgram::Call(const RpcCall& call, const CallContext& context, XdrDecoder& args,
                               XdrEncoder& out) {
   switch (call.procedure) {
@@ -126,9 +132,14 @@ AcceptStat MountProgram::Call(const RpcCall& call, const CallContext& context, X
       return AcceptStat::kSuccess;
     }
     case kExport:
-      // exports: one entry, "/", open to every host (empty group list).
+      // exports: one entry, "/", for the allowed client blocks (an empty
+      // group list would mean every host).
       out.Bool(true);
       out.String(kExportPath);
+      for (const std::string& clients : export_clients_) {
+        out.Bool(true);
+        out.String(clients);
+      }
       out.Bool(false);
       out.Bool(false);
       return AcceptStat::kSuccess;

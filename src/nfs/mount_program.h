@@ -6,12 +6,14 @@
 // DUMP lists the mounts this process has seen (host, path), at most
 // kMaxMountEntries of them, forgetting the oldest; UMNT and UMNTALL remove
 // entries. The list is advisory, as in every implementation: handles work
-// without a MNT.
+// without a MNT. EXPORT lists "/" with the allowed client blocks; MNT from a
+// client the access policy refuses gets MNT3ERR_ACCES.
 #pragma once
 
 #include <deque>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "fs/filesystem.h"
 #include "nfs/program_numbers.h"
@@ -27,13 +29,16 @@ constexpr char kExportPath[] = "/";
 
 class MountProgram : public RpcProgram {
  public:
-  explicit MountProgram(fs::FileSystem& fs) : fs_(fs) {}
+  // `export_clients`: the allow-list as EXPORT shows it ("127.0.0.0/8", ...).
+  MountProgram(fs::FileSystem& fs, std::vector<std::string> export_clients)
+      : fs_(fs), export_clients_(std::move(export_clients)) {}
 
   uint32_t program() const override { return kMountProgram; }
   uint32_t min_version() const override { return kMountVersion3; }
   uint32_t max_version() const override { return kMountVersion3; }
   AcceptStat Call(const RpcCall& call, const CallContext& context, XdrDecoder& args,
                   XdrEncoder& results) override;
+  bool AnswerRefusedClient(const RpcCall& call, XdrEncoder& results) override;
 
  private:
   struct MountEntry {
@@ -44,6 +49,7 @@ class MountProgram : public RpcProgram {
   void Mount(const RpcCall& call, const std::string& host, std::string_view path, XdrEncoder& out);
 
   fs::FileSystem& fs_;
+  const std::vector<std::string> export_clients_;
   std::mutex mu_;
   std::deque<MountEntry> mounts_;  // guarded by mu_
 };

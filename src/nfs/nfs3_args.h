@@ -16,18 +16,20 @@ constexpr uint32_t kMaxDecodedName = 4096;
 // Symlink targets, likewise (the core allows kSymlinkMax).
 constexpr uint32_t kMaxDecodedPath = 8192;
 
-// A decoded nfs_fh3. `status` is not NFS3_OK when the bytes decoded but are
-// not a handle of ours (BADHANDLE) or name a generation that is gone (STALE).
+// A decoded and resolved nfs_fh3. `status` is not NFS3_OK when the bytes
+// decoded but are not a handle of ours (BADHANDLE) or name an inode that is
+// gone or has another generation (STALE): a number a crash handed out again,
+// or a handle someone made up.
 struct HandleArg {
   fs::Ino ino = 0;
   Nfsstat3 status = NFS3_OK;
 };
 
-inline HandleArg DecodeHandleArg(XdrDecoder& d) {
+inline HandleArg DecodeHandleArg(XdrDecoder& d, fs::FileSystem& fs) {
   std::optional<FileHandle> fh = DecodeFileHandle(d.Opaque(kMaxNfsHandleBytes));
   if (!fh) return {0, NFS3ERR_BADHANDLE};
-  // The core never reuses inode numbers, so every live inode has kGeneration.
-  if (fh->generation != fs::kGeneration) return {0, NFS3ERR_STALE};
+  fs::FsResult<fs::Attr> resolved = fs.ResolveHandle(fh->ino, fh->generation);
+  if (!resolved.ok()) return {0, ErrnoToNfsstat(resolved.error())};
   return {fh->ino, NFS3_OK};
 }
 
@@ -43,9 +45,9 @@ struct DirOpArg {
   }
 };
 
-inline DirOpArg DecodeDirOpArg(XdrDecoder& d) {
+inline DirOpArg DecodeDirOpArg(XdrDecoder& d, fs::FileSystem& fs) {
   DirOpArg arg;
-  arg.dir = DecodeHandleArg(d);
+  arg.dir = DecodeHandleArg(d, fs);
   arg.name = d.String(kMaxDecodedName);
   return arg;
 }

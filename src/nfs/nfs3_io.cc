@@ -7,7 +7,7 @@
 namespace pail::nfs {
 
 AcceptStat Nfs3Program::Read(const Cred& cred, XdrDecoder& args, XdrEncoder& out) {
-  HandleArg file = DecodeHandleArg(args);
+  HandleArg file = DecodeHandleArg(args, fs_);
   uint64_t offset = args.U64();
   uint32_t count = std::min(args.U32(), kMaxIoBytes);
   if (!args.ok()) return AcceptStat::kGarbageArgs;
@@ -24,7 +24,7 @@ AcceptStat Nfs3Program::Read(const Cred& cred, XdrDecoder& args, XdrEncoder& out
 }
 
 AcceptStat Nfs3Program::Write(const Cred& cred, XdrDecoder& args, XdrEncoder& out) {
-  HandleArg file = DecodeHandleArg(args);
+  HandleArg file = DecodeHandleArg(args, fs_);
   uint64_t offset = args.U64();
   uint32_t count = args.U32();
   uint32_t stable = args.U32();
@@ -32,6 +32,8 @@ AcceptStat Nfs3Program::Write(const Cred& cred, XdrDecoder& args, XdrEncoder& ou
   if (!args.ok() || stable > FILE_SYNC) return AcceptStat::kGarbageArgs;
   // RFC 1813: count and the data length must agree; use what was sent.
   if (count < data.size()) data = data.substr(0, count);
+  // FSINFO's wtmax: more is a short write; the client sends the rest.
+  if (data.size() > kMaxIoBytes) data = data.substr(0, kMaxIoBytes);
   if (file.status != NFS3_OK) {
     out.U32(file.status);
     EncodeWcc(out, std::nullopt, std::nullopt);
@@ -63,7 +65,7 @@ AcceptStat Nfs3Program::Write(const Cred& cred, XdrDecoder& args, XdrEncoder& ou
 }
 
 AcceptStat Nfs3Program::Commit(const Cred& cred, XdrDecoder& args, XdrEncoder& out) {
-  HandleArg file = DecodeHandleArg(args);
+  HandleArg file = DecodeHandleArg(args, fs_);
   args.U64();  // offset and count: the whole file is made durable either way
   args.U32();
   if (!args.ok()) return AcceptStat::kGarbageArgs;

@@ -54,8 +54,10 @@ void Nfs3Program::FinishCreate(const Cred& cred, fs::Ino dir,
     created = updated;
   }
   std::optional<fs::Attr> dir_after = AttrOrNothing(cred, dir);
-  out.U32(ErrnoToNfsstat(created.error()));
-  if (created.ok()) {
+  Nfsstat3 status = ErrnoToNfsstat(created.error());
+  if (status == NFS3_OK) status = MakeDurable(cred, dir);
+  out.U32(status);
+  if (status == NFS3_OK) {
     EncodePostOpHandle(out, *created);
     EncodePostOpAttr(out, &*created);
   }
@@ -63,7 +65,7 @@ void Nfs3Program::FinishCreate(const Cred& cred, fs::Ino dir,
 }
 
 AcceptStat Nfs3Program::Create(const Cred& cred, XdrDecoder& args, XdrEncoder& out) {
-  DirOpArg where = DecodeDirOpArg(args);
+  DirOpArg where = DecodeDirOpArg(args, fs_);
   uint32_t mode = args.U32();
   Sattr3 sattr;
   uint64_t verifier = 0;
@@ -122,7 +124,7 @@ AcceptStat Nfs3Program::Create(const Cred& cred, XdrDecoder& args, XdrEncoder& o
 }
 
 AcceptStat Nfs3Program::Mkdir(const Cred& cred, XdrDecoder& args, XdrEncoder& out) {
-  DirOpArg where = DecodeDirOpArg(args);
+  DirOpArg where = DecodeDirOpArg(args, fs_);
   Sattr3 sattr;
   DecodeSattr3(args, &sattr);
   if (!args.ok()) return AcceptStat::kGarbageArgs;
@@ -139,7 +141,7 @@ AcceptStat Nfs3Program::Mkdir(const Cred& cred, XdrDecoder& args, XdrEncoder& ou
 }
 
 AcceptStat Nfs3Program::Symlink(const Cred& cred, XdrDecoder& args, XdrEncoder& out) {
-  DirOpArg where = DecodeDirOpArg(args);
+  DirOpArg where = DecodeDirOpArg(args, fs_);
   Sattr3 sattr;
   DecodeSattr3(args, &sattr);
   std::string_view target = args.String(kMaxDecodedPath);
@@ -159,7 +161,7 @@ AcceptStat Nfs3Program::Symlink(const Cred& cred, XdrDecoder& args, XdrEncoder& 
 }
 
 AcceptStat Nfs3Program::Mknod(const Cred& cred, XdrDecoder& args, XdrEncoder& out) {
-  DirOpArg where = DecodeDirOpArg(args);
+  DirOpArg where = DecodeDirOpArg(args, fs_);
   uint32_t type = args.U32();
   Sattr3 sattr;
   uint32_t major_number = 0, minor_number = 0;
@@ -202,7 +204,7 @@ AcceptStat Nfs3Program::Mknod(const Cred& cred, XdrDecoder& args, XdrEncoder& ou
 
 AcceptStat Nfs3Program::Remove(const Cred& cred, XdrDecoder& args, XdrEncoder& out,
                                bool directory) {
-  DirOpArg where = DecodeDirOpArg(args);
+  DirOpArg where = DecodeDirOpArg(args, fs_);
   if (!args.ok()) return AcceptStat::kGarbageArgs;
   if (where.status() != NFS3_OK) {
     out.U32(where.status());
@@ -212,14 +214,16 @@ AcceptStat Nfs3Program::Remove(const Cred& cred, XdrDecoder& args, XdrEncoder& o
   std::optional<fs::Attr> before = AttrOrNothing(cred, where.dir.ino);
   fs::FsStatus removed = directory ? fs_.Rmdir(cred, where.dir.ino, where.name)
                                    : fs_.Unlink(cred, where.dir.ino, where.name);
-  out.U32(ErrnoToNfsstat(removed.error()));
+  Nfsstat3 status = ErrnoToNfsstat(removed.error());
+  if (status == NFS3_OK) status = MakeDurable(cred, where.dir.ino);
+  out.U32(status);
   EncodeWcc(out, before, AttrOrNothing(cred, where.dir.ino));
   return AcceptStat::kSuccess;
 }
 
 AcceptStat Nfs3Program::Rename(const Cred& cred, XdrDecoder& args, XdrEncoder& out) {
-  DirOpArg from = DecodeDirOpArg(args);
-  DirOpArg to = DecodeDirOpArg(args);
+  DirOpArg from = DecodeDirOpArg(args, fs_);
+  DirOpArg to = DecodeDirOpArg(args, fs_);
   if (!args.ok()) return AcceptStat::kGarbageArgs;
   Nfsstat3 status = from.status() != NFS3_OK ? from.status() : to.status();
   if (status != NFS3_OK) {
@@ -232,18 +236,20 @@ AcceptStat Nfs3Program::Rename(const Cred& cred, XdrDecoder& args, XdrEncoder& o
   std::optional<fs::Attr> to_before =
       to.dir.ino == from.dir.ino ? from_before : AttrOrNothing(cred, to.dir.ino);
   fs::FsStatus renamed = fs_.Rename(cred, from.dir.ino, from.name, to.dir.ino, to.name);
+  Nfsstat3 renamed_status = ErrnoToNfsstat(renamed.error());
+  if (renamed_status == NFS3_OK) renamed_status = MakeDurable(cred, to.dir.ino);
   std::optional<fs::Attr> from_after = AttrOrNothing(cred, from.dir.ino);
   std::optional<fs::Attr> to_after =
       to.dir.ino == from.dir.ino ? from_after : AttrOrNothing(cred, to.dir.ino);
-  out.U32(ErrnoToNfsstat(renamed.error()));
+  out.U32(renamed_status);
   EncodeWcc(out, from_before, from_after);
   EncodeWcc(out, to_before, to_after);
   return AcceptStat::kSuccess;
 }
 
 AcceptStat Nfs3Program::Link(const Cred& cred, XdrDecoder& args, XdrEncoder& out) {
-  HandleArg file = DecodeHandleArg(args);
-  DirOpArg link = DecodeDirOpArg(args);
+  HandleArg file = DecodeHandleArg(args, fs_);
+  DirOpArg link = DecodeDirOpArg(args, fs_);
   if (!args.ok()) return AcceptStat::kGarbageArgs;
   Nfsstat3 status = file.status != NFS3_OK ? file.status : link.status();
   if (status != NFS3_OK) {
@@ -254,7 +260,9 @@ AcceptStat Nfs3Program::Link(const Cred& cred, XdrDecoder& args, XdrEncoder& out
   }
   std::optional<fs::Attr> dir_before = AttrOrNothing(cred, link.dir.ino);
   fs::FsResult<fs::Attr> linked = fs_.Link(cred, file.ino, link.dir.ino, link.name);
-  out.U32(ErrnoToNfsstat(linked.error()));
+  Nfsstat3 linked_status = ErrnoToNfsstat(linked.error());
+  if (linked_status == NFS3_OK) linked_status = MakeDurable(cred, link.dir.ino);
+  out.U32(linked_status);
   if (linked.ok()) {
     EncodePostOpAttr(out, &*linked);
   } else {

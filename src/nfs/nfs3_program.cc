@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <string_view>
@@ -115,8 +116,35 @@ std::optional<fs::Attr> Nfs3Program::AttrOrNothing(const Cred& cred, fs::Ino ino
 
 void Nfs3Program::EncodeVerifier(XdrEncoder& out) const { out.U64(write_verifier_); }
 
+Nfsstat3 Nfs3Program::MakeDurable(const Cred& cred, fs::Ino ino) {
+  if (!durable_commit_) return NFS3_OK;
+  return ErrnoToNfsstat(fs_.Fsync(cred, ino).error());
+}
+
+size_t Nfs3Program::ReplyBytesBound(const RpcCall& call, XdrDecoder& args) const {
+  if (call.version != kNfsVersion3) return 0;
+  args.Opaque(kMaxNfsHandleBytes);
+  switch (call.procedure) {
+    case kRead: {
+      args.U64();  // offset
+      uint32_t count = args.U32();
+      return args.ok() ? std::min(count, kMaxIoBytes) : 0;
+    }
+    case kReadDir:
+    case kReadDirPlus: {
+      args.U64();  // cookie
+      args.U64();  // verifier
+      uint32_t limit = args.U32();
+      if (call.procedure == kReadDirPlus) limit = args.U32();  // maxcount
+      return args.ok() ? std::min(limit, kMaxReadDirReplyBytes) : 0;
+    }
+    default:
+      return 0;
+  }
+}
+
 AcceptStat Nfs3Program::GetAttr(const Cred& cred, XdrDecoder& args, XdrEncoder& out) {
-  HandleArg file = DecodeHandleArg(args);
+  HandleArg file = DecodeHandleArg(args, fs_);
   if (!args.ok()) return AcceptStat::kGarbageArgs;
   if (file.status != NFS3_OK) {
     out.U32(file.status);
@@ -129,7 +157,7 @@ AcceptStat Nfs3Program::GetAttr(const Cred& cred, XdrDecoder& args, XdrEncoder& 
 }
 
 AcceptStat Nfs3Program::SetAttr(const Cred& cred, XdrDecoder& args, XdrEncoder& out) {
-  HandleArg file = DecodeHandleArg(args);
+  HandleArg file = DecodeHandleArg(args, fs_);
   Sattr3 sattr;
   DecodeSattr3(args, &sattr);
   std::optional<struct timespec> guard;
@@ -150,13 +178,15 @@ AcceptStat Nfs3Program::SetAttr(const Cred& cred, XdrDecoder& args, XdrEncoder& 
   request.mtime = sattr.mtime;
   request.guard_ctime = guard;
   fs::FsResult<fs::Attr> after = fs_.SetAttr(cred, file.ino, request);
-  out.U32(ErrnoToNfsstat(after.error()));
+  Nfsstat3 status = ErrnoToNfsstat(after.error());
+  if (status == NFS3_OK) status = MakeDurable(cred, file.ino);
+  out.U32(status);
   EncodeWcc(out, before, after.ok() ? std::optional<fs::Attr>(*after) : AttrOrNothing(cred, file.ino));
   return AcceptStat::kSuccess;
 }
 
 AcceptStat Nfs3Program::Lookup(const Cred& cred, XdrDecoder& args, XdrEncoder& out) {
-  DirOpArg what = DecodeDirOpArg(args);
+  DirOpArg what = DecodeDirOpArg(args, fs_);
   if (!args.ok()) return AcceptStat::kGarbageArgs;
   if (RepliedHandleError(what.status(), out)) return AcceptStat::kSuccess;
   fs::FsResult<fs::Attr> found = fs_.Lookup(cred, what.dir.ino, what.name);
@@ -171,7 +201,7 @@ AcceptStat Nfs3Program::Lookup(const Cred& cred, XdrDecoder& args, XdrEncoder& o
 }
 
 AcceptStat Nfs3Program::Access(const Cred& cred, XdrDecoder& args, XdrEncoder& out) {
-  HandleArg file = DecodeHandleArg(args);
+  HandleArg file = DecodeHandleArg(args, fs_);
   uint32_t wanted = args.U32();
   if (!args.ok()) return AcceptStat::kGarbageArgs;
   if (RepliedHandleError(file.status, out)) return AcceptStat::kSuccess;
@@ -213,7 +243,7 @@ AcceptStat Nfs3Program::Access(const Cred& cred, XdrDecoder& args, XdrEncoder& o
 }
 
 AcceptStat Nfs3Program::Readlink(const Cred& cred, XdrDecoder& args, XdrEncoder& out) {
-  HandleArg link = DecodeHandleArg(args);
+  HandleArg link = DecodeHandleArg(args, fs_);
   if (!args.ok()) return AcceptStat::kGarbageArgs;
   if (RepliedHandleError(link.status, out)) return AcceptStat::kSuccess;
   fs::FsResult<std::string> target = fs_.Readlink(cred, link.ino);
@@ -225,7 +255,7 @@ AcceptStat Nfs3Program::Readlink(const Cred& cred, XdrDecoder& args, XdrEncoder&
 }
 
 AcceptStat Nfs3Program::FsStat(const Cred& cred, XdrDecoder& args, XdrEncoder& out) {
-  HandleArg root = DecodeHandleArg(args);
+  HandleArg root = DecodeHandleArg(args, fs_);
   if (!args.ok()) return AcceptStat::kGarbageArgs;
   if (RepliedHandleError(root.status, out)) return AcceptStat::kSuccess;
   // The handle must name a live file even though the numbers are global.
@@ -247,7 +277,7 @@ AcceptStat Nfs3Program::FsStat(const Cred& cred, XdrDecoder& args, XdrEncoder& o
 }
 
 AcceptStat Nfs3Program::FsInfo(const Cred& cred, XdrDecoder& args, XdrEncoder& out) {
-  HandleArg root = DecodeHandleArg(args);
+  HandleArg root = DecodeHandleArg(args, fs_);
   if (!args.ok()) return AcceptStat::kGarbageArgs;
   if (RepliedHandleError(root.status, out)) return AcceptStat::kSuccess;
   fs::FsResult<fs::Attr> attr = fs_.GetAttr(cred, root.ino);
@@ -269,7 +299,7 @@ AcceptStat Nfs3Program::FsInfo(const Cred& cred, XdrDecoder& args, XdrEncoder& o
 }
 
 AcceptStat Nfs3Program::PathConf(const Cred& cred, XdrDecoder& args, XdrEncoder& out) {
-  HandleArg file = DecodeHandleArg(args);
+  HandleArg file = DecodeHandleArg(args, fs_);
   if (!args.ok()) return AcceptStat::kGarbageArgs;
   if (RepliedHandleError(file.status, out)) return AcceptStat::kSuccess;
   fs::FsResult<fs::Attr> attr = fs_.GetAttr(cred, file.ino);

@@ -12,7 +12,11 @@
 // first and answers FILE_SYNC; COMMIT returns only after the file's data is
 // in the bucket. Without it, WRITE answers FILE_SYNC straight from memory and
 // COMMIT returns at once: the core's flush interval bounds what a crash
-// loses. The write verifier is fixed per server process, so a client that
+// loses. In durable mode the directory and attribute changes (CREATE, MKDIR,
+// SYMLINK, MKNOD, REMOVE, RMDIR, RENAME, LINK, SETATTR) also reach the bucket
+// before their reply, as RFC 1813 expects of a server that answers FILE_SYNC;
+// concurrent ones share one engine sync (Engine::Sync groups callers). The
+// write verifier is fixed per server process, so a client that
 // sees it change after a restart resends its uncommitted writes.
 #pragma once
 
@@ -26,8 +30,13 @@
 
 namespace pail::nfs {
 
-// FSINFO's rtmax/wtmax: the largest READ and WRITE this server accepts.
+// FSINFO's rtmax/wtmax: the largest READ and WRITE this server accepts. A
+// longer WRITE is answered as a short write of this many bytes (the client
+// sends the rest), and the transport refuses records much larger.
 constexpr uint32_t kMaxIoBytes = 1u << 20;
+// Largest READDIR / READDIRPLUS reply this server builds, whatever the
+// client asks.
+constexpr uint32_t kMaxReadDirReplyBytes = 1u << 20;
 
 class Nfs3Program : public RpcProgram {
  public:
@@ -39,6 +48,7 @@ class Nfs3Program : public RpcProgram {
   uint32_t max_version() const override { return kNfsVersion3; }
   AcceptStat Call(const RpcCall& call, const CallContext& context, XdrDecoder& args,
                   XdrEncoder& results) override;
+  size_t ReplyBytesBound(const RpcCall& call, XdrDecoder& args) const override;
 
  private:
   // The procedure itself; Call() wraps it with metrics.
@@ -70,6 +80,9 @@ class Nfs3Program : public RpcProgram {
   void FinishCreate(const Cred& cred, fs::Ino dir, const std::optional<fs::Attr>& dir_before,
                     fs::FsResult<fs::Attr> created, const Sattr3* extra, XdrEncoder& out);
   std::optional<fs::Attr> AttrOrNothing(const Cred& cred, fs::Ino ino);
+  // In durable mode, waits until every change made so far is in the bucket;
+  // NFS3_OK at once otherwise.
+  Nfsstat3 MakeDurable(const Cred& cred, fs::Ino ino);
   void EncodeVerifier(XdrEncoder& out) const;
 
   fs::FileSystem& fs_;

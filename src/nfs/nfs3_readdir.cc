@@ -3,8 +3,12 @@
 // The reply may not exceed the client's count (READDIR) or maxcount
 // (READDIRPLUS); entries are fetched from the core in batches and encoded
 // until the next one would not fit. Each entry's cookie is the core's
-// next_cookie, which stays valid while the directory changes, so the cookie
-// verifier is always zero.
+// next_cookie, which stays valid while the directory changes and across
+// restarts. The cookie verifier is the directory's generation: a cookie
+// presented with another nonzero verifier belongs to another directory (one
+// that had this number before a crash) and is BAD_COOKIE, as is a cookie the
+// directory never issued. A zero verifier is accepted, as clients that never
+// looked at it send.
 #include <algorithm>
 
 #include "nfs/nfs3_args.h"
@@ -18,28 +22,35 @@ namespace {
 constexpr size_t kReadDirBatch = 256;
 // status + post_op_attr(dir) + cookieverf + "no more entries" + eof.
 constexpr size_t kReplyOverheadBytes = 4 + 4 + 84 + 8 + 4 + 4;
-// Largest reply this server builds, whatever the client asks.
-constexpr uint32_t kMaxReadDirReplyBytes = 1u << 20;
 
 size_t EntryBytes(const fs::DirEntry& entry, bool plus) {
   size_t bytes = 4 + 8 + 4 + entry.name.size() + XdrPadding(entry.name.size()) + 8;
-  // post_op_attr (flag + fattr3) and post_op_fh3 (flag + length + handle).
-  if (plus) bytes += 4 + (entry.attr ? 84 : 0) + 4 + 4 + kFileHandleBytes + XdrPadding(kFileHandleBytes);
+  // post_op_attr (flag + fattr3) and post_op_fh3 (flag + length + handle),
+  // both present or both absent.
+  if (plus) {
+    bytes += 4 + 4;
+    if (entry.attr) bytes += 84 + 4 + kFileHandleBytes + XdrPadding(kFileHandleBytes);
+  }
   return bytes;
 }
 
 }  // namespace
 
 AcceptStat Nfs3Program::ReadDir(const Cred& cred, XdrDecoder& args, XdrEncoder& out, bool plus) {
-  HandleArg dir = DecodeHandleArg(args);
+  HandleArg dir = DecodeHandleArg(args, fs_);
   uint64_t cookie = args.U64();
-  args.U64();  // cookieverf: ours is always zero, cookies never expire
+  uint64_t verifier = args.U64();
   uint32_t limit = args.U32();
   if (plus) limit = args.U32();  // dircount is advisory; maxcount bounds the reply
   if (!args.ok()) return AcceptStat::kGarbageArgs;
   if (RepliedHandleError(dir.status, out)) return AcceptStat::kSuccess;
   fs::FsResult<fs::Attr> dir_attr = fs_.GetAttr(cred, dir.ino);
   if (dir_attr.ok() && !dir_attr->is_dir()) dir_attr = fs::FsError{ENOTDIR};
+  if (dir_attr.ok() && cookie != 0 && verifier != 0 && verifier != dir_attr->generation) {
+    out.U32(NFS3ERR_BAD_COOKIE);
+    EncodePostOpAttr(out, &*dir_attr);
+    return AcceptStat::kSuccess;
+  }
   if (!dir_attr.ok()) {
     out.U32(ErrnoToNfsstat(dir_attr.error()));
     EncodePostOpAttr(out, nullptr);
@@ -51,7 +62,7 @@ AcceptStat Nfs3Program::ReadDir(const Cred& cred, XdrDecoder& args, XdrEncoder& 
   size_t status_offset = out.size();
   out.U32(NFS3_OK);
   EncodePostOpAttr(out, &*dir_attr);
-  out.U64(0);  // cookieverf
+  out.U64(dir_attr->generation);  // cookieverf
   size_t encoded = 0;
   bool eof = false, full = false;
   while (!full && !eof) {
@@ -75,9 +86,11 @@ AcceptStat Nfs3Program::ReadDir(const Cred& cred, XdrDecoder& args, XdrEncoder& 
       out.String(entry.name);
       out.U64(entry.next_cookie);
       if (plus) {
+        // No attributes (a directory the caller may read but not search):
+        // no handle either, exactly what READDIR would have told.
         EncodePostOpAttr(out, entry.attr ? &*entry.attr : nullptr);
-        out.Bool(true);
-        out.Opaque(EncodeFileHandle(entry.ino, entry.attr ? entry.attr->generation : fs::kGeneration));
+        out.Bool(entry.attr.has_value());
+        if (entry.attr) out.Opaque(EncodeFileHandle(entry.ino, entry.attr->generation));
       }
       cookie = entry.next_cookie;
       encoded++;

@@ -60,6 +60,7 @@ Nfsstat3 ErrnoToNfsstat(int error) {
     case ESTALE: return NFS3ERR_STALE;
     case EBADF: return NFS3ERR_BADHANDLE;
     case fs::kErrNotSync: return NFS3ERR_NOT_SYNC;
+    case fs::kErrBadCookie: return NFS3ERR_BAD_COOKIE;
     case EOPNOTSUPP: return NFS3ERR_NOTSUPP;
     // Transient: the client retries after a while instead of failing.
     case EAGAIN: return NFS3ERR_JUKEBOX;

@@ -15,6 +15,10 @@ namespace pail::nfs {
 
 namespace {
 
+// RPC header with two 400-byte auth bodies, a 64-byte handle and WRITE's
+// fixed arguments fit in well under this.
+constexpr size_t kMaxCallOverheadBytes = 4096;
+
 // Differs on every start, so clients notice a restart and resend what they
 // had not committed.
 uint64_t NewWriteVerifier() {
@@ -27,6 +31,10 @@ RpcTcpServerOptions TransportOptions(const NfsServerOptions& options) {
   RpcTcpServerOptions transport;
   transport.addresses = options.addresses;
   transport.worker_threads = options.worker_threads;
+  transport.limits = options.access.limits;
+  // The largest call is a WRITE of kMaxIoBytes (FSINFO's wtmax) plus its
+  // RPC header, credentials and arguments.
+  transport.max_record_bytes = kMaxIoBytes + kMaxCallOverheadBytes;
   return transport;
 }
 
@@ -36,8 +44,8 @@ struct NfsServer::Impl {
   Impl(fs::FileSystem& fs, const NfsServerOptions& options)
       : options(options),
         nfs(fs, options.durable_commit, NewWriteVerifier()),
-        mount(fs),
-        dispatcher(options.anon_uid, options.anon_gid),
+        mount(fs, options.access.AllowedClientStrings()),
+        dispatcher(options.access),
         transport(dispatcher, TransportOptions(options)) {
     dispatcher.Register(&portmap);
     dispatcher.Register(&mount);
@@ -65,8 +73,9 @@ Status NfsServer::Start() {
     if (i) where += ", ";
     where += impl_->options.addresses[i] + " (port " + std::to_string(ports[i]) + ")";
   }
-  spdlog::info("nfs: NFSv3 + MOUNT + portmap listening on {}; commit={}", where,
-               impl_->options.durable_commit ? "durable" : "async");
+  spdlog::info("nfs: NFSv3 + MOUNT + portmap listening on {}; commit={}; {}", where,
+               impl_->options.durable_commit ? "durable" : "async",
+               impl_->options.access.Describe());
   return Status::OK();
 }
 

@@ -2,12 +2,13 @@
 // TCP port(s), serving one filesystem core.
 //
 // Clients mount with `mount -t nfs -o vers=3,tcp,port=P,mountport=P host:/ dir`
-// or ask the port mapper on P. Calls run on `worker_threads` threads; AUTH_SYS
-// identities go to the core's permission checks, AUTH_NONE callers act as
-// anon_uid/anon_gid. With durable_commit, COMMIT (and stable WRITEs) return
-// only once data is in the bucket; otherwise WRITE is acknowledged as stable
-// from memory and the core's flush interval bounds what a crash can lose.
-// See docs/nfs.md.
+// or ask the port mapper on P. Calls run on `worker_threads` threads. The
+// access policy decides which clients are served and as whom: AUTH_SYS
+// identities are squashed as it says before the core's permission checks,
+// AUTH_NONE callers act as anonuid/anongid. With durable_commit, COMMIT,
+// stable WRITEs and every directory or attribute change return only once in
+// the bucket; otherwise WRITE is acknowledged as stable from memory and the
+// core's flush interval bounds what a crash can lose. See docs/nfs.md.
 #pragma once
 
 #include <cstdint>
@@ -16,6 +17,7 @@
 #include <vector>
 
 #include "fs/filesystem.h"
+#include "server/access_policy.h"
 #include "util/status.h"
 
 namespace pail::nfs {
@@ -24,7 +26,7 @@ struct NfsServerOptions {
   // "host:port" (IPv4) or "[v6]:port"; port 0 picks a free port.
   std::vector<std::string> addresses;
   bool durable_commit = false;
-  uint32_t anon_uid = 65534, anon_gid = 65534;
+  server::AccessPolicy access;
   unsigned worker_threads = 8;
 };
 

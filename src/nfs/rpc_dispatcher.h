@@ -4,6 +4,12 @@
 // reads the call header, answers RPC_MISMATCH, AUTH_ERROR, PROG_UNAVAIL and
 // PROG_MISMATCH itself, and hands everything else to the program. It holds no
 // per-connection state, so any worker thread may call Dispatch().
+//
+// The access policy applies here, to every call of every program but NULL: a client
+// outside allowed_clients, or on a port of 1024 or above with secure_port,
+// gets AUTH_ERROR / AUTH_TOOWEAK (as the kernel server answers insecure
+// ports) unless the program answers refused clients itself (MOUNT's MNT says
+// MNT3ERR_ACCES); identities are squashed before any program sees them.
 #pragma once
 
 #include <cstdint>
@@ -14,6 +20,7 @@
 
 #include "nfs/rpc.h"
 #include "nfs/xdr.h"
+#include "server/access_policy.h"
 
 namespace pail::nfs {
 
@@ -22,6 +29,7 @@ namespace pail::nfs {
 struct CallContext {
   uint16_t local_port = 0;
   std::string peer_address;
+  uint16_t peer_port = 0;
 };
 
 class RpcProgram {
@@ -36,11 +44,19 @@ class RpcProgram {
   // decode, kSystemErr when the server itself failed.
   virtual AcceptStat Call(const RpcCall& call, const CallContext& context, XdrDecoder& args,
                           XdrEncoder& results) = 0;
+  // The most reply bytes this call can produce beyond a small header, read
+  // from its arguments before it runs (READ's count, READDIR's maxcount), so
+  // the transport can charge them against a connection's bound in advance.
+  virtual size_t ReplyBytesBound(const RpcCall&, XdrDecoder&) const { return 0; }
+  // For a call the access policy refuses: true after encoding a
+  // program-level refusal into `results` (a successful RPC carrying an
+  // error status); false to let the dispatcher deny it with AUTH_TOOWEAK.
+  virtual bool AnswerRefusedClient(const RpcCall&, XdrEncoder&) { return false; }
 };
 
 class RpcDispatcher {
  public:
-  RpcDispatcher(uint32_t anon_uid, uint32_t anon_gid) : anon_uid_(anon_uid), anon_gid_(anon_gid) {}
+  explicit RpcDispatcher(server::AccessPolicy policy) : policy_(std::move(policy)) {}
 
   // Not thread-safe; register every program before the first Dispatch().
   void Register(RpcProgram* program) { programs_.push_back(program); }
@@ -48,10 +64,17 @@ class RpcDispatcher {
   // The framed reply to `record`, or nullopt when the record is not a call
   // at all (too short for a header, or a reply): such input gets no answer.
   std::optional<std::string> Dispatch(std::string_view record, const CallContext& context) const;
+  // RpcProgram::ReplyBytesBound of the call in `record` (0 when it does not
+  // decode or its program is unknown).
+  size_t ReplyBytesBound(std::string_view record) const;
+
+  const server::AccessPolicy& policy() const { return policy_; }
 
  private:
-  uint32_t anon_uid_;
-  uint32_t anon_gid_;
+  RpcProgram* Find(uint32_t program) const;
+
+  const server::AccessPolicy policy_;
+  mutable server::RefusalLog refusals_;
   std::vector<RpcProgram*> programs_;
 };
 

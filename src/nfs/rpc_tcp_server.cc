@@ -4,12 +4,15 @@
 #include <sys/socket.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <atomic>
 #include <charconv>
+#include <chrono>
 #include <deque>
 #include <mutex>
 #include <set>
 #include <thread>
+#include <unordered_map>
 
 #include "metrics/protocol_metrics.h"
 #include "nfs/record_assembler.h"
@@ -25,6 +28,16 @@ namespace {
 constexpr size_t kReadBufferBytes = 64 * 1024;
 // Replies handed to the kernel per write (gathered into one sendmsg).
 constexpr size_t kMaxRepliesPerWrite = 64;
+// How often idle connections are looked for, at most (and at least every
+// quarter of the idle timeout).
+constexpr auto kMaxIdleSweepPeriod = std::chrono::seconds(30);
+constexpr auto kMinIdleSweepPeriod = std::chrono::milliseconds(100);
+
+int64_t NowNanos() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
 
 }  // namespace
 
@@ -68,7 +81,18 @@ struct RpcTcpServer::Impl {
   Impl(const RpcDispatcher& d, RpcTcpServerOptions o) : dispatcher(d), options(std::move(o)) {}
 
   void Accept(tcp::acceptor* acceptor);
+  // Under mu: takes the connection out of the table; false if it was not there.
+  bool RemoveLocked(Connection* connection);
   void Forget(Connection* connection);
+  // Admits a new connection from `address` or says why not; may close the
+  // longest-idle connection to make room.
+  std::shared_ptr<Connection> Admit(tcp::socket& socket, std::string* refusal);
+  void ScheduleIdleSweep();
+  void CloseIdle();
+  size_t max_running() const {
+    if (options.max_running_per_connection) return options.max_running_per_connection;
+    return std::max(1u, std::max(1u, options.worker_threads) / 2);
+  }
 
   const RpcDispatcher& dispatcher;
   RpcTcpServerOptions options;
@@ -76,8 +100,11 @@ struct RpcTcpServer::Impl {
   std::unique_ptr<asio::thread_pool> workers;
   std::vector<std::unique_ptr<tcp::acceptor>> acceptors;
   std::vector<std::thread> io_threads;
-  std::mutex mu;  // guards connections
+  std::unique_ptr<asio::steady_timer> idle_timer;
+  server::RefusalLog refusal_log;
+  std::mutex mu;  // guards connections and per_address
   std::set<std::shared_ptr<Connection>> connections;
+  std::unordered_map<std::string, size_t> per_address;  // open connections per client address
   bool started = false;
   bool stopped = false;
 };
@@ -103,7 +130,17 @@ class Connection : public std::enable_shared_from_this<Connection> {
     context_.local_port = ec ? 0 : local.port();
     auto peer = socket_.remote_endpoint(ec);
     context_.peer_address = ec ? "unknown" : peer.address().to_string();
+    context_.peer_port = ec ? 0 : peer.port();
     socket_.set_option(tcp::no_delay(true), ec);
+    Touch();
+  }
+
+  const std::string& peer_address() const { return context_.peer_address; }
+  // Nothing read and not answered, since when (steady clock nanoseconds);
+  // nullopt while calls are in flight.
+  std::optional<int64_t> IdleSince() const {
+    if (in_flight_ > 0) return std::nullopt;
+    return last_active_.load();
   }
 
   void Start() {
@@ -144,6 +181,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
             return;
           }
           self->read_end_ = n;
+          self->Touch();
           self->ProcessBuffered();
           self->ReadMore();
         }));
@@ -168,24 +206,64 @@ class Connection : public std::enable_shared_from_this<Connection> {
   }
 
   void Submit(std::string record) {
-    size_t request_bytes = record.size();
+    // The reply's size is charged now, before the call runs: a client that
+    // pipelines large READs reaches the bound before their replies exist.
+    size_t charge = record.size() + server_->dispatcher.ReplyBytesBound(record);
     in_flight_++;
-    in_flight_bytes_ += request_bytes;
-    asio::post(*server_->workers, [self = shared_from_this(), record = std::move(record)] {
-      std::optional<std::string> reply = self->server_->dispatcher.Dispatch(record, self->context_);
-      self->in_flight_bytes_ -= record.size();
+    in_flight_bytes_ += charge;
+    Call call{std::move(record), charge};
+    {
+      std::lock_guard<std::mutex> lock(run_mu_);
+      if (running_ >= server_->max_running()) {
+        waiting_.push_back(std::move(call));  // bounded by max_in_flight
+        return;
+      }
+      running_++;
+    }
+    Run(std::move(call));
+  }
+
+  struct Call {
+    std::string record;
+    size_t charge = 0;  // bytes added to in_flight_bytes_ for it
+  };
+
+  void Run(Call call) {
+    asio::post(*server_->workers, [self = shared_from_this(), call = std::move(call)] {
+      std::optional<std::string> reply = self->server_->dispatcher.Dispatch(call.record, self->context_);
       if (reply) {
-        self->Deliver(std::move(*reply));
+        self->Deliver(std::move(*reply), call.charge);
       } else {
+        self->in_flight_bytes_ -= call.charge;
         self->Finished(1, 0);
       }
+      self->RunNext();
     });
   }
 
-  // On a worker thread: sends `reply` now if the socket is free, else queues it.
-  void Deliver(std::string reply) {
+  // On a worker that finished a call: starts this connection's next waiting
+  // call in its place.
+  void RunNext() {
+    Call next;
+    {
+      std::lock_guard<std::mutex> lock(run_mu_);
+      if (waiting_.empty() || closed_) {
+        running_--;
+        return;
+      }
+      next = std::move(waiting_.front());
+      waiting_.pop_front();
+    }
+    Run(std::move(next));
+  }
+
+  // On a worker thread: sends `reply` now if the socket is free, else queues
+  // it. `charge` is what the call held of in_flight_bytes_; the reply's real
+  // size replaces it.
+  void Deliver(std::string reply, size_t charge) {
     size_t size = reply.size();
     in_flight_bytes_ += size;
+    in_flight_bytes_ -= charge;
     std::unique_lock<std::mutex> lock(write_mu_);
     if (closed_) {
       lock.unlock();
@@ -256,8 +334,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   // Any thread: `calls` replies (of `bytes` bytes) are done with.
   void Finished(size_t calls, size_t bytes) {
-    in_flight_ -= calls;
     in_flight_bytes_ -= bytes;
+    Touch();
+    in_flight_ -= calls;
     if (paused_.exchange(false)) {
       asio::post(strand_, [self = shared_from_this()] {
         self->ProcessBuffered();
@@ -265,6 +344,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
       });
     }
   }
+
+  void Touch() { last_active_ = NowNanos(); }
 
   void CloseOnStrand() {
     {
@@ -275,6 +356,15 @@ class Connection : public std::enable_shared_from_this<Connection> {
       asio::error_code ignored;
       socket_.shutdown(tcp::socket::shutdown_both, ignored);
       socket_.close(ignored);
+    }
+    {
+      // Calls that never started are dropped with their charges.
+      std::lock_guard<std::mutex> lock(run_mu_);
+      for (Call& call : waiting_) {
+        in_flight_bytes_ -= call.charge;
+        in_flight_--;
+      }
+      waiting_.clear();
     }
     server_->Forget(this);
   }
@@ -294,6 +384,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::atomic<bool> paused_{false};   // reading stopped until a call finishes
   std::atomic<size_t> in_flight_{0};        // calls read and not yet answered on the wire
   std::atomic<size_t> in_flight_bytes_{0};  // their request or reply bytes
+  std::atomic<int64_t> last_active_{0};     // NowNanos() of the last read or reply
+  std::mutex run_mu_;
+  size_t running_ = 0;        // guarded by run_mu_: calls on the workers
+  std::deque<Call> waiting_;  // guarded by run_mu_: calls waiting for a worker
   std::mutex write_mu_;
   bool writing_ = false;           // guarded by write_mu_: the strand owns the socket's sending side
   std::deque<std::string> replies_;  // guarded by write_mu_
@@ -307,19 +401,12 @@ void RpcTcpServer::Impl::Accept(tcp::acceptor* acceptor) {
       if (ec == asio::error::operation_aborted || !acceptor->is_open()) return;
       spdlog::warn("nfs: accept failed: {}", ec.message());
     } else {
-      std::shared_ptr<Connection> connection;
-      {
-        std::lock_guard<std::mutex> lock(mu);
-        if (!stopped && connections.size() < options.max_connections) {
-          connection = std::make_shared<Connection>(this, std::move(socket));
-          connections.insert(connection);
-          metrics::ProtocolMetrics::For("nfs").ConnectionOpened();
-        }
-      }
+      std::string refusal;
+      std::shared_ptr<Connection> connection = Admit(socket, &refusal);
       if (connection) {
         connection->Start();
       } else {
-        spdlog::warn("nfs: refusing connection: {} connections open", options.max_connections);
+        if (!refusal.empty()) refusal_log.Refused("rpc: refusing connection: " + refusal);
         asio::error_code ignored;
         socket.close(ignored);
       }
@@ -328,14 +415,100 @@ void RpcTcpServer::Impl::Accept(tcp::acceptor* acceptor) {
   });
 }
 
-void RpcTcpServer::Impl::Forget(Connection* connection) {
-  std::lock_guard<std::mutex> lock(mu);
+std::shared_ptr<Connection> RpcTcpServer::Impl::Admit(tcp::socket& socket, std::string* refusal) {
+  asio::error_code ec;
+  tcp::endpoint peer = socket.remote_endpoint(ec);
+  if (ec) return nullptr;  // already gone
+  std::string address = peer.address().to_string();
+  std::shared_ptr<Connection> victim;
+  std::shared_ptr<Connection> connection;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    if (stopped) return nullptr;
+    // find, not []: a refused address must not leave an entry behind.
+    auto from_address = per_address.find(address);
+    if (from_address != per_address.end() &&
+        from_address->second >= options.limits.max_connections_per_client) {
+      *refusal = address + " already has " + std::to_string(from_address->second) +
+                 " connections (max_connections_per_client)";
+      return nullptr;
+    }
+    if (connections.size() >= options.limits.max_connections) {
+      // The reserve: the connection idle longest makes room; its client
+      // reconnects when it needs to.
+      int64_t oldest = 0;
+      for (const auto& candidate : connections) {
+        std::optional<int64_t> since = candidate->IdleSince();
+        if (since && (!victim || *since < oldest)) {
+          victim = candidate;
+          oldest = *since;
+        }
+      }
+      if (!victim) {
+        *refusal = std::to_string(connections.size()) +
+                   " connections open, all busy (max_connections)";
+        return nullptr;
+      }
+      RemoveLocked(victim.get());
+    }
+    connection = std::make_shared<Connection>(this, std::move(socket));
+    connections.insert(connection);
+    per_address[address]++;
+    metrics::ProtocolMetrics::For("nfs").ConnectionOpened();
+  }
+  if (victim) {
+    refusal_log.Refused("rpc: connection table full; closing the longest-idle connection (from " +
+                        victim->peer_address() + ") for a new one from " + address);
+    victim->Close();
+  }
+  return connection;
+}
+
+bool RpcTcpServer::Impl::RemoveLocked(Connection* connection) {
   for (auto it = connections.begin(); it != connections.end(); ++it) {
     if (it->get() == connection) {
+      auto count = per_address.find(connection->peer_address());
+      if (count != per_address.end() && --count->second == 0) per_address.erase(count);
       connections.erase(it);
       metrics::ProtocolMetrics::For("nfs").ConnectionClosed();
-      return;
+      return true;
     }
+  }
+  return false;
+}
+
+void RpcTcpServer::Impl::Forget(Connection* connection) {
+  std::lock_guard<std::mutex> lock(mu);
+  RemoveLocked(connection);
+}
+
+void RpcTcpServer::Impl::ScheduleIdleSweep() {
+  auto timeout = std::chrono::duration_cast<std::chrono::milliseconds>(options.limits.idle_timeout);
+  auto period = std::clamp<std::chrono::milliseconds>(
+      timeout / 4, kMinIdleSweepPeriod, std::chrono::milliseconds(kMaxIdleSweepPeriod));
+  idle_timer->expires_after(period);
+  idle_timer->async_wait([this](asio::error_code ec) {
+    if (ec) return;  // cancelled: stopping
+    CloseIdle();
+    ScheduleIdleSweep();
+  });
+}
+
+void RpcTcpServer::Impl::CloseIdle() {
+  int64_t limit = NowNanos() - std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                   options.limits.idle_timeout).count();
+  std::vector<std::shared_ptr<Connection>> idle;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    for (const auto& connection : connections) {
+      std::optional<int64_t> since = connection->IdleSince();
+      if (since && *since < limit) idle.push_back(connection);
+    }
+    for (const auto& connection : idle) RemoveLocked(connection.get());
+  }
+  for (const auto& connection : idle) {
+    spdlog::debug("rpc: closing connection from {}: idle", connection->peer_address());
+    connection->Close();
   }
 }
 
@@ -369,6 +542,8 @@ Status RpcTcpServer::Start() {
   s.started = true;
   s.workers = std::make_unique<asio::thread_pool>(std::max(1u, s.options.worker_threads));
   for (auto& acceptor : s.acceptors) s.Accept(acceptor.get());
+  s.idle_timer = std::make_unique<asio::steady_timer>(s.io);
+  if (s.options.limits.idle_timeout.count() > 0) s.ScheduleIdleSweep();
   for (unsigned i = 0; i < std::max(1u, s.options.io_threads); i++) {
     s.io_threads.emplace_back([&s] { s.io.run(); });
   }
@@ -385,6 +560,7 @@ void RpcTcpServer::Stop() {
     open = s.connections;
   }
   asio::post(s.io, [&s] {
+    s.idle_timer->cancel();
     for (auto& acceptor : s.acceptors) {
       asio::error_code ignored;
       acceptor->close(ignored);
@@ -399,6 +575,7 @@ void RpcTcpServer::Stop() {
   s.io_threads.clear();
   std::lock_guard<std::mutex> lock(s.mu);
   s.connections.clear();
+  s.per_address.clear();
 }
 
 std::vector<uint16_t> RpcTcpServer::bound_ports() const {

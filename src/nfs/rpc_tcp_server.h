@@ -10,9 +10,22 @@
 //
 // Memory is bounded per connection: a record larger than max_record_bytes
 // closes the connection before it is buffered, and once max_in_flight calls
-// (or max_in_flight_bytes of requests and unsent replies) are outstanding the
-// connection stops reading until replies drain. Connections beyond
-// max_connections are closed as soon as they are accepted.
+// (or max_in_flight_bytes of requests, replies not yet sent, and the reply
+// sizes calls announced before they ran: RpcDispatcher::ReplyBytesBound) are
+// outstanding the connection stops reading until replies drain. So a client
+// that pipelines large READs and never reads the replies costs at most
+// max_in_flight_bytes plus one call.
+//
+// Fairness: at most max_running_per_connection calls of one connection are on
+// the workers at once (the rest wait in that connection's bounded queue), so a
+// client whose calls block (WRITEs waiting for write-back memory) leaves
+// workers for everyone else.
+//
+// Connections (server::ConnectionLimits): at most max_connections_per_client
+// per client address and max_connections in all. When the table is full the
+// connection idle longest (nothing in flight) is closed so a new client is
+// still served; connections idle for idle_timeout are closed. Refusals are
+// logged at a bounded rate.
 #pragma once
 
 #include <cstdint>
@@ -21,6 +34,7 @@
 #include <vector>
 
 #include "nfs/rpc_dispatcher.h"
+#include "server/access_policy.h"
 #include "util/status.h"
 
 namespace pail::nfs {
@@ -31,7 +45,9 @@ struct RpcTcpServerOptions {
   // One thread moves the bytes; more would only hand events to each other.
   unsigned io_threads = 1;
   unsigned worker_threads = 8;
-  size_t max_connections = 512;
+  server::ConnectionLimits limits;
+  // 0: half the workers (at least one).
+  size_t max_running_per_connection = 0;
   size_t max_in_flight = 64;
   size_t max_in_flight_bytes = 16u << 20;
   size_t max_record_bytes = (4u << 20) + 4096;

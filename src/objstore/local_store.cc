@@ -20,6 +20,10 @@ namespace {
 constexpr char kDirSuffix[] = ".d";
 constexpr char kObjectSuffix[] = ".o";
 constexpr char kTempDir[] = ".tmp";
+// The bucket holds the wrapped data key (pailfs.key) and, encrypted or not,
+// nobody else's business: only the server's user may read it.
+constexpr mode_t kPrivateFileMode = 0600;
+constexpr mode_t kPrivateDirMode = 0700;
 constexpr char kLockFile[] = ".lock";
 
 Status ErrnoStatus(const std::string& what, int err) {
@@ -85,7 +89,7 @@ Status MakeDirs(const std::string& root, const std::string& dir) {
     size_t next = dir.find('/', pos + 1);
     if (next == std::string::npos) next = dir.size();
     std::string child = dir.substr(0, next);
-    if (::mkdir(child.c_str(), 0755) == 0) {
+    if (::mkdir(child.c_str(), kPrivateDirMode) == 0) {
       PAIL_RETURN_IF_ERROR(FsyncPath(path));
     } else if (errno != EEXIST) {
       return ErrnoStatus("mkdir " + child, errno);
@@ -107,7 +111,7 @@ Result<std::string> EtagOf(const std::string& path) {
 class FileLock {
  public:
   explicit FileLock(const std::string& path) {
-    fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, kPrivateFileMode);
     if (fd_ >= 0) {
       while (::flock(fd_, LOCK_EX) != 0 && errno == EINTR) {
       }
@@ -159,7 +163,7 @@ Result<std::string> LocalStore::WriteTemp(std::string_view body) {
   thread_local std::mt19937_64 rng{std::random_device{}()};
   std::string path = root_ + "/" + kTempDir + "/" + std::to_string(::getpid()) + "-" +
                      std::to_string(counter++) + "-" + std::to_string(rng());
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, kPrivateFileMode);
   if (fd < 0) return ErrnoStatus("create " + path, errno);
   size_t done = 0;
   while (done < body.size()) {

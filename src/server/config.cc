@@ -1,6 +1,8 @@
 #include "server/config.h"
 
+#include <chrono>
 #include <cstdlib>
+#include <regex>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -61,6 +63,22 @@ class TableReader {
     *out = static_cast<uint32_t>(v);
     return Status::OK();
   }
+  Status Seconds(const char* key, std::chrono::seconds* out, uint32_t max) {
+    uint32_t v = static_cast<uint32_t>(out->count());
+    PAIL_RETURN_IF_ERROR(Unsigned(key, &v, 0, max));
+    *out = std::chrono::seconds(v);
+    return Status::OK();
+  }
+  Status Count(const char* key, size_t* out, uint32_t min, uint32_t max) {
+    uint32_t v = static_cast<uint32_t>(*out);
+    PAIL_RETURN_IF_ERROR(Unsigned(key, &v, min, max));
+    *out = v;
+    return Status::OK();
+  }
+  // A bad value's error names the key only: values may be secrets.
+  Status Invalid(const char* key, const Status& why) const {
+    return Status::InvalidArgument(Where(key) + ": " + why.message());
+  }
   Status StringList(const char* key, std::vector<std::string>* out) {
     seen_.insert(key);
     auto node = Node(key);
@@ -101,6 +119,34 @@ class TableReader {
   std::set<std::string> seen_;
 };
 
+// The client and identity policy every network server section shares.
+Status ReadAccessPolicy(TableReader& r, AccessPolicy* policy) {
+  std::vector<std::string> clients;
+  PAIL_RETURN_IF_ERROR(r.StringList("allowed_clients", &clients));
+  if (!clients.empty()) {
+    policy->allowed_clients.clear();
+    for (const std::string& text : clients) {
+      Result<ClientNetwork> network = ClientNetwork::Parse(text);
+      if (!network.ok()) return r.Invalid("allowed_clients", network.status());
+      policy->allowed_clients.push_back(*network);
+    }
+  }
+  std::string squash = SquashName(policy->squash);
+  PAIL_RETURN_IF_ERROR(r.String("squash", &squash));
+  Result<Squash> parsed = ParseSquash(squash);
+  if (!parsed.ok()) return r.Invalid("squash", parsed.status());
+  policy->squash = *parsed;
+  PAIL_RETURN_IF_ERROR(r.Unsigned("anonuid", &policy->anonuid, 0, UINT32_MAX));
+  PAIL_RETURN_IF_ERROR(r.Unsigned("anongid", &policy->anongid, 0, UINT32_MAX));
+  PAIL_RETURN_IF_ERROR(r.Bool("secure_port", &policy->secure_port));
+  ConnectionLimits& limits = policy->limits;
+  PAIL_RETURN_IF_ERROR(r.Count("max_connections", &limits.max_connections, 1, 65536));
+  PAIL_RETURN_IF_ERROR(r.Count("max_connections_per_client", &limits.max_connections_per_client,
+                               1, 65536));
+  PAIL_RETURN_IF_ERROR(r.Seconds("idle_timeout_seconds", &limits.idle_timeout, 86400));
+  return Status::OK();
+}
+
 }  // namespace
 
 Result<std::string> SubstituteEnv(std::string_view text) {
@@ -119,7 +165,8 @@ Result<std::string> SubstituteEnv(std::string_view text) {
     if (i + 1 < text.size() && text[i + 1] == '{') {
       size_t close = text.find('}', i + 2);
       if (close == std::string_view::npos) {
-        return Status::InvalidArgument("unterminated ${ in '" + std::string(text) + "'");
+        // Not quoting the text: it may be a password.
+        return Status::InvalidArgument("unterminated ${ (a '}' is missing; write $$ for a literal $)");
       }
       name = std::string(text.substr(i + 2, close - i - 2));
       i = close;
@@ -134,8 +181,13 @@ Result<std::string> SubstituteEnv(std::string_view text) {
     }
     const char* value = std::getenv(name.c_str());
     if (!value) {
-      return Status::InvalidArgument("environment variable " + name +
-                                     " is not set (the config refers to it)");
+      // The name is quoted only when it is the whole value: in a longer
+      // value it may be part of a password that holds a '$'.
+      bool whole = text == "$" + name || text == "${" + name + "}";
+      return Status::InvalidArgument(
+          (whole ? "environment variable " + name + " is not set"
+                 : std::string("an environment variable it refers to is not set")) +
+          " (write $$ for a literal $)");
     }
     out += value;
   }
@@ -224,8 +276,7 @@ Result<Config> Config::Parse(std::string_view text, const std::string& source) {
       c.nfs.enabled = true;
       PAIL_RETURN_IF_ERROR(r.StringList("addresses", &c.nfs.addresses));
       PAIL_RETURN_IF_ERROR(r.String("commit", &c.nfs.commit));
-      PAIL_RETURN_IF_ERROR(r.Unsigned("anon_uid", &c.nfs.anon_uid, 0, UINT32_MAX));
-      PAIL_RETURN_IF_ERROR(r.Unsigned("anon_gid", &c.nfs.anon_gid, 0, UINT32_MAX));
+      PAIL_RETURN_IF_ERROR(ReadAccessPolicy(r, &c.nfs.access));
       PAIL_RETURN_IF_ERROR(r.RejectUnknown());
       if (c.nfs.addresses.empty()) c.nfs.addresses = {"127.0.0.1:2049"};
       if (c.nfs.commit != "async" && c.nfs.commit != "durable") {
@@ -261,6 +312,23 @@ Result<Config> Config::Load(const std::string& path) {
   std::stringstream text;
   text << in.rdbuf();
   return Parse(text.str(), path);
+}
+
+bool HoldsLiteralSecret(std::string_view config_text) {
+  toml::table root;
+  try {
+    root = toml::parse(config_text);
+  } catch (const toml::parse_error&) {
+    return false;
+  }
+  auto literal = [&](const char* section, const char* key) {
+    auto v = root[section][key].value<std::string>();
+    // Anything but a whole ${VAR} / $VAR reference holds secret bytes.
+    static const std::regex kReference(R"(\$\{[A-Za-z_][A-Za-z0-9_]*\}|\$[A-Za-z_][A-Za-z0-9_]*)");
+    return v && !v->empty() && !std::regex_match(*v, kReference);
+  };
+  return literal("storage", "encryption_password") || literal("aws", "secret_access_key") ||
+         literal("azure", "storage_account_key");
 }
 
 std::string StarterConfig() {
@@ -311,8 +379,18 @@ max_size_gb = 1024
 # NFSv3, MOUNT and the port mapper's GETPORT, all on one port.
 addresses = ["127.0.0.1:2049"]
 # "async": WRITE is stable from memory, the flush window bounds a crash's loss.
-# "durable": COMMIT returns only once the data is in the bucket.
+# "durable": COMMIT and every directory change return only once in the bucket.
 commit = "async"
+# Who may connect (CIDR blocks); anything else is refused. See docs/nfs.md.
+allowed_clients = ["127.0.0.0/8", "::1/128"]
+# "root": uid/gid 0 act as anonuid/anongid; "all": everyone does; "none":
+# trust the uids clients send (only for clients whose root you trust).
+squash = "root"
+anonuid = 65534
+anongid = 65534
+# true: only clients on ports below 1024 (root on their host), as the kernel
+# server's "secure"; unprivileged libnfs/qemu clients then cannot connect.
+secure_port = false
 
 [servers.admin]
 # GET /metrics (Prometheus), GET /healthz, and what `pailfs flush`, `pailfs

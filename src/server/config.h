@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "objstore/cloud_options.h"
+#include "server/access_policy.h"
 #include "util/status.h"
 
 namespace pail::server {
@@ -43,8 +44,7 @@ struct Config {
     bool enabled = false;
     std::vector<std::string> addresses;
     std::string commit = "async";  // "async" | "durable"
-    uint32_t anon_uid = 65534;
-    uint32_t anon_gid = 65534;
+    AccessPolicy access;
   } nfs;
   // The HTTP admin endpoint (metrics, health, flush, status, cost): off
   // unless [servers.admin] exists; it then listens on exactly the addresses
@@ -61,8 +61,13 @@ struct Config {
   static Result<Config> Parse(std::string_view text, const std::string& source);
 };
 
-// Replaces ${VAR} and $VAR with the environment's values.
+// Replaces ${VAR} and $VAR with the environment's values. Error messages
+// never quote the text: it may hold a secret.
 Result<std::string> SubstituteEnv(std::string_view text);
+
+// True when the config file holds a secret written out literally (not as an
+// ${ENV} reference): an encryption password or a cloud key.
+bool HoldsLiteralSecret(std::string_view config_text);
 
 // A commented starter configuration serving a local directory.
 std::string StarterConfig();

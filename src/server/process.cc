@@ -4,10 +4,13 @@
 
 #include <cstdio>
 #include <memory>
+#include <set>
+#include <vector>
 
 #include <spdlog/spdlog.h>
 
 #include "crypto/key_file.h"
+#include "engine/bucket_check.h"
 #include "engine/engine.h"
 #include "fs/filesystem.h"
 #include "fs/fsck.h"
@@ -91,8 +94,7 @@ Status RunServer(const Config& config) {
     nfs::NfsServerOptions options;
     options.addresses = config.nfs.addresses;
     options.durable_commit = config.nfs.commit == "durable";
-    options.anon_uid = config.nfs.anon_uid;
-    options.anon_gid = config.nfs.anon_gid;
+    options.access = config.nfs.access;
     nfs_server = std::make_unique<nfs::NfsServer>(*filesystem, options);
     started = nfs_server->Start();
   }
@@ -127,20 +129,53 @@ Status RunServer(const Config& config) {
   return Status::OK();
 }
 
+namespace {
+
+void PrintBucketReport(const engine::BucketReport& report, bool with_garbage) {
+  for (const auto& note : report.notes) std::printf("note: bucket: %s\n", note.c_str());
+  if (with_garbage) {
+    for (const auto& key : report.garbage) std::printf("garbage: %s\n", key.c_str());
+  }
+  for (const auto& problem : report.problems) std::printf("problem: bucket: %s\n", problem.c_str());
+}
+
+}  // namespace
+
 Status RunFsck(const Config& config, fs::FsckProgress progress) {
   PAIL_ASSIGN_OR_RETURN(Bucket bucket, OpenBucket(config));
+  // The bucket first, read only: opening a damaged bucket is refused, and
+  // this says why; it also lists what the next writer would collect.
+  PAIL_ASSIGN_OR_RETURN(auto before, engine::CheckBucket(*bucket.encrypted, {}));
+  PrintBucketReport(before, /*with_garbage=*/true);
+  std::printf("fsck: bucket: CURRENT of epoch %llu, %zu object(s) of garbage to collect\n",
+              (unsigned long long)before.current_epoch, before.garbage.size());
+  if (!before.problems.empty()) {
+    return Status::Corruption(std::to_string(before.problems.size()) +
+                              " problem(s) found in the bucket; not opening it");
+  }
   PAIL_ASSIGN_OR_RETURN(auto engine, OpenEngine(config, bucket));
   auto report = fs::Fsck(*engine, std::move(progress));
+  std::set<std::string> live;
+  std::vector<std::string> files;
+  uint64_t manifest_size = 0;
+  if (engine->db()->GetLiveFiles(files, &manifest_size, /*flush_memtable=*/false).ok()) {
+    for (auto& f : files) live.insert(f.substr(f.rfind('/') + 1));
+  }
   Status closed = engine->Close();
   if (!report.ok()) return report.status();
+  // Then every file the database uses: its object exists, decrypts and is
+  // of the pinned CURRENT's lineage.
+  PAIL_ASSIGN_OR_RETURN(auto after, engine::CheckBucket(*bucket.encrypted, live));
+  PrintBucketReport(after, /*with_garbage=*/false);
+  std::printf("fsck: bucket: %llu database files and %llu WAL parts read back\n",
+              (unsigned long long)after.files_checked, (unsigned long long)after.wal_parts_read);
   std::printf("fsck: %llu inodes (%llu directories, %llu files), %llu entries, %llu chunks\n",
               (unsigned long long)report->inodes, (unsigned long long)report->directories,
               (unsigned long long)report->files, (unsigned long long)report->entries,
               (unsigned long long)report->chunks);
   for (const auto& problem : report->problems) std::printf("problem: %s\n", problem.c_str());
-  if (!report->problems.empty()) {
-    return Status::Corruption(std::to_string(report->problems.size()) + " problem(s) found");
-  }
+  size_t problems = report->problems.size() + after.problems.size();
+  if (problems != 0) return Status::Corruption(std::to_string(problems) + " problem(s) found");
   std::printf("fsck: clean\n");
   return closed;
 }

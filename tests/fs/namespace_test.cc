@@ -14,13 +14,47 @@ TEST_F(NamespaceTest, RootExistsWithDefaults) {
   EXPECT_EQ(root.nlink, 2u);
   EXPECT_EQ(root.uid, 0u);
   EXPECT_EQ(root.gid, 0u);
-  EXPECT_EQ(root.generation, kGeneration);
+  EXPECT_NE(root.generation, kNoGeneration);
   auto dotdot = fs_->Lookup(Root(), kRootIno, "..");
   ASSERT_FS_OK(dotdot);
   EXPECT_EQ(dotdot->ino, kRootIno);
   auto dot = fs_->Lookup(Root(), kRootIno, ".");
   ASSERT_FS_OK(dot);
   EXPECT_EQ(dot->ino, kRootIno);
+}
+
+TEST_F(NamespaceTest, GenerationsAreRandomStableAndCheckedByResolveHandle) {
+  Ino a = MakeFile(kRootIno, "a");
+  Ino b = MakeFile(kRootIno, "b");
+  Attr attr_a = Stat(a), attr_b = Stat(b);
+  EXPECT_NE(attr_a.generation, kNoGeneration);
+  EXPECT_NE(attr_a.generation, attr_b.generation);
+  EXPECT_NE(attr_a.generation + 1, attr_b.generation);  // not a counter
+  auto found = fs_->Lookup(Root(), kRootIno, "a");
+  ASSERT_FS_OK(found);
+  EXPECT_EQ(found->generation, attr_a.generation);
+  ASSERT_FS_OK(fs_->ResolveHandle(a, attr_a.generation));
+  EXPECT_ERRNO(fs_->ResolveHandle(a, attr_b.generation), ESTALE);
+  EXPECT_ERRNO(fs_->ResolveHandle(a, 1), ESTALE);
+  Remount();
+  EXPECT_EQ(Stat(a).generation, attr_a.generation);  // stored, not made up at open
+  ASSERT_FS_OK(fs_->Unlink(Root(), kRootIno, "a"));
+  EXPECT_ERRNO(fs_->ResolveHandle(a, attr_a.generation), ESTALE);
+}
+
+TEST_F(NamespaceTest, BucketOfFormatOneIsRefusedClearly) {
+  ASSERT_TRUE(fs_->Close().ok());
+  fs_.reset();
+  std::string old_version;
+  PutBigEndian64(&old_version, 1);
+  rocksdb::WriteBatch batch;
+  batch.Put(engine_->column_family(kMetaColumnFamily), SystemKey(kSystemFormat), old_version);
+  ASSERT_TRUE(engine_->Write(&batch).ok());
+  auto reopened = FileSystem::Open(*engine_, Options());
+  ASSERT_FALSE(reopened.ok());
+  EXPECT_NE(reopened.status().ToString().find("format 1"), std::string::npos)
+      << reopened.status().ToString();
+  EXPECT_NE(reopened.status().ToString().find("generations"), std::string::npos);
 }
 
 TEST_F(NamespaceTest, CreateThenLookupAndTimestamps) {

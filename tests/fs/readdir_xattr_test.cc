@@ -55,11 +55,8 @@ TEST_F(ReadDirTest, ListsDotsAndEntriesWithTypesAndAttrs) {
   EXPECT_TRUE(plain->eof);
   EXPECT_ERRNO(fs_->ReadDir(Root(), f, 0, 0, false), ENOTDIR);
   EXPECT_ERRNO(fs_->ReadDir(Root(), 123456, 0, 0, false), ESTALE);
-  // A cookie past the end is simply the end.
-  auto beyond = fs_->ReadDir(Root(), d, 1u << 30, 10, false);
-  ASSERT_FS_OK(beyond);
-  EXPECT_TRUE(beyond->entries.empty());
-  EXPECT_TRUE(beyond->eof);
+  // A cookie past anything the directory issued is refused, not "the end".
+  EXPECT_ERRNO(fs_->ReadDir(Root(), d, 1u << 30, 10, false), kErrBadCookie);
 }
 
 TEST_F(ReadDirTest, PagesWithLimits) {
@@ -203,6 +200,34 @@ TEST_F(ReadDirTest, StatFsReportsUsage) {
   ASSERT_FS_OK(used);
   EXPECT_EQ(used->total_blocks - used->free_blocks, 10u);
   EXPECT_EQ(empty->free_files - used->free_files, 1u);
+}
+
+TEST_F(FsTest, ReadDirRefusesCookiesNeverIssued) {
+  Ino dir = MakeDir(kRootIno, "d");
+  for (int i = 0; i < 3; i++) MakeFile(dir, "f" + std::to_string(i));
+  auto all = fs_->ReadDir(Root(), dir, 0, 0, false);
+  ASSERT_FS_OK(all);
+  ASSERT_EQ(all->entries.size(), 5u);
+  uint64_t last = all->entries.back().next_cookie;
+  auto after_last = fs_->ReadDir(Root(), dir, last, 0, false);
+  ASSERT_FS_OK(after_last);
+  EXPECT_TRUE(after_last->entries.empty());
+  EXPECT_TRUE(after_last->eof);
+  EXPECT_ERRNO(fs_->ReadDir(Root(), dir, last + 1, 0, false), kErrBadCookie);
+  EXPECT_ERRNO(fs_->ReadDir(Root(), dir, ~uint64_t{0}, 0, false), kErrBadCookie);
+  ASSERT_FS_OK(fs_->ReadDir(Root(), dir, 2, 0, false));
+}
+
+TEST_F(FsTest, ReadDirPlusGivesAttributesOnlyWithSearchPermission) {
+  Ino dir = MakeDir(kRootIno, "shelf", 0744);
+  MakeFile(dir, "book");
+  auto listed = fs_->ReadDir(User(1000, 1000), dir, 0, 0, /*with_attrs=*/true);
+  ASSERT_FS_OK(listed);
+  ASSERT_EQ(listed->entries.size(), 3u);
+  for (const DirEntry& e : listed->entries) EXPECT_FALSE(e.attr.has_value()) << e.name;
+  auto owner = fs_->ReadDir(Root(), dir, 0, 0, true);
+  ASSERT_FS_OK(owner);
+  for (const DirEntry& e : owner->entries) EXPECT_TRUE(e.attr.has_value()) << e.name;
 }
 
 }  // namespace

@@ -19,6 +19,7 @@
 
 #include "nfs/xdr.h"
 #include "nfs_test_client.h"
+#include "raw_rpc.h"
 #include "server_process.h"
 
 namespace pail::nfs::test {
@@ -684,75 +685,6 @@ TEST_F(NfsIntegrationTest, HighLevelLibnfsMountByUrl) {
 }
 
 // ---- Bad input over a raw socket.
-
-class RawConnection {
- public:
-  explicit RawConnection(uint16_t port) {
-    fd_ = socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    addr.sin_port = htons(port);
-    connected_ = connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
-    timeval timeout{10, 0};
-    setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
-  }
-  ~RawConnection() { close(fd_); }
-  bool connected() const { return connected_; }
-  bool Send(const std::string& bytes) {
-    return ::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(bytes.size());
-  }
-  bool SendRecord(const std::string& body) {
-    std::string framed;
-    XdrEncoder(&framed).U32(0x80000000u | static_cast<uint32_t>(body.size()));
-    return Send(framed + body);
-  }
-  // One reply record's body; empty when the server closed the connection.
-  std::string ReadRecord() {
-    char header[4];
-    if (!ReadExactly(header, 4)) return "";
-    uint32_t length = XdrDecoder(header, 4).U32() & 0x7fffffffu;
-    std::string body(length, '\0');
-    if (!ReadExactly(body.data(), length)) return "";
-    return body;
-  }
-  bool ClosedByPeer() {
-    char c;
-    return recv(fd_, &c, 1, 0) == 0;
-  }
-
- private:
-  bool ReadExactly(char* out, size_t n) {
-    while (n > 0) {
-      ssize_t got = recv(fd_, out, n, 0);
-      if (got <= 0) return false;
-      out += got;
-      n -= static_cast<size_t>(got);
-    }
-    return true;
-  }
-  int fd_;
-  bool connected_ = false;
-};
-
-std::string Call(uint32_t xid, uint32_t prog, uint32_t vers, uint32_t proc, const std::string& args = "") {
-  std::string out;
-  XdrEncoder e(&out);
-  for (uint32_t w : {xid, 0u, 2u, prog, vers, proc, 0u, 0u, 0u, 0u}) e.U32(w);
-  return out + args;
-}
-
-// accept_stat of an accepted reply (or 100 + reject_stat for a denied one).
-uint32_t ReplyStat(const std::string& reply, uint32_t* xid = nullptr) {
-  XdrDecoder d(reply);
-  uint32_t x = d.U32();
-  if (xid) *xid = x;
-  d.U32();
-  if (d.U32() != 0) return 100 + d.U32();
-  d.U32();
-  d.Opaque(400);
-  return d.U32();
-}
 
 TEST_F(NfsIntegrationTest, BadInputGetsRpcErrorsAndNeverStopsTheServer) {
   RawConnection raw(server_->port());

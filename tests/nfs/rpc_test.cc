@@ -197,10 +197,20 @@ class EchoProgram : public RpcProgram {
 
 class DispatcherTest : public ::testing::Test {
  protected:
-  DispatcherTest() : dispatcher_(65534, 65533) {
+  // Identities as sent (squash none) unless a test says otherwise.
+  static server::AccessPolicy Policy(server::Squash squash = server::Squash::kNone) {
+    server::AccessPolicy policy;
+    policy.squash = squash;
+    policy.anonuid = 65534;
+    policy.anongid = 65533;
+    return policy;
+  }
+  explicit DispatcherTest(server::AccessPolicy policy = Policy()) : dispatcher_(policy) {
     dispatcher_.Register(&echo_);
     dispatcher_.Register(&portmap_);
     context_.local_port = 20490;
+    context_.peer_address = "127.0.0.1";
+    context_.peer_port = 40000;
   }
   Reply Call(const std::string& record) {
     auto framed = dispatcher_.Dispatch(record, context_);
@@ -234,6 +244,22 @@ TEST_F(DispatcherTest, AuthNoneGetsAnonymousIds) {
   Call(record);
   EXPECT_EQ(echo_.last.credentials.uid, 65534u);
   EXPECT_EQ(echo_.last.credentials.gid, 65533u);
+}
+
+TEST_F(DispatcherTest, RefusedClientsAreDeniedEverythingButNull) {
+  context_.peer_address = "192.0.2.7";
+  std::string record = CallHeader(9, 400000, 3, 1, /*auth_sys=*/true);
+  XdrEncoder(&record).U32(1);
+  echo_.last = RpcCall{};
+  EXPECT_EQ(Call(record).reply_stat, kReplyDenied);
+  EXPECT_EQ(echo_.last.xid, 0u);  // the program never saw it
+  EXPECT_EQ(Call(CallHeader(10, 400000, 3, 0)).reply_stat, kReplyAccepted);
+}
+
+TEST_F(DispatcherTest, ReplyBytesBoundComesFromTheProgram) {
+  // Unknown programs and undecodable records announce nothing.
+  EXPECT_EQ(dispatcher_.ReplyBytesBound(CallHeader(1, 999, 1, 0)), 0u);
+  EXPECT_EQ(dispatcher_.ReplyBytesBound("junk"), 0u);
 }
 
 TEST_F(DispatcherTest, RpcErrors) {
@@ -356,7 +382,7 @@ std::string RoundTrip(int family, uint16_t port, const std::string& call) {
 
 TEST(RpcTcpServerTest, ServesEveryAddressIpv4AndIpv6) {
   EchoProgram echo;
-  RpcDispatcher dispatcher(65534, 65534);
+  RpcDispatcher dispatcher{server::AccessPolicy{}};
   dispatcher.Register(&echo);
   RpcTcpServerOptions options;
   options.addresses = {"127.0.0.1:0", "[::1]:0"};
@@ -384,15 +410,21 @@ TEST(RpcTcpServerTest, ServesEveryAddressIpv4AndIpv6) {
 
 TEST(RpcTcpServerTest, StartFailsOnBadOrBusyAddress) {
   EchoProgram echo;
-  RpcDispatcher dispatcher(65534, 65534);
+  RpcDispatcher dispatcher{server::AccessPolicy{}};
   dispatcher.Register(&echo);
-  RpcTcpServer bad(dispatcher, RpcTcpServerOptions{{"not-an-ip:1"}});
+  RpcTcpServerOptions bad_options;
+  bad_options.addresses = {"not-an-ip:1"};
+  RpcTcpServer bad(dispatcher, bad_options);
   EXPECT_FALSE(bad.Start().ok());
 
-  RpcTcpServer first(dispatcher, RpcTcpServerOptions{{"127.0.0.1:0"}});
+  RpcTcpServerOptions first_options;
+  first_options.addresses = {"127.0.0.1:0"};
+  RpcTcpServer first(dispatcher, first_options);
   ASSERT_TRUE(first.Start().ok());
   std::string busy = "127.0.0.1:" + std::to_string(first.bound_ports()[0]);
-  RpcTcpServer second(dispatcher, RpcTcpServerOptions{{busy}});
+  RpcTcpServerOptions second_options;
+  second_options.addresses = {busy};
+  RpcTcpServer second(dispatcher, second_options);
   EXPECT_FALSE(second.Start().ok());
 }
 

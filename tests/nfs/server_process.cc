@@ -52,7 +52,11 @@ bool CanConnect(uint16_t port) {
 
 }  // namespace
 
-ServerProcess::ServerProcess(bool durable_commit) : durable_commit_(durable_commit) {
+ServerProcess::ServerProcess(bool durable_commit, std::string nfs_options,
+                             std::string extra_config)
+    : durable_commit_(durable_commit),
+      nfs_options_(std::move(nfs_options)),
+      extra_config_(std::move(extra_config)) {
   std::string templ = (std::filesystem::temp_directory_path() / "pail-nfs-test-XXXXXX").string();
   std::vector<char> buf(templ.begin(), templ.end());
   buf.push_back('\0');
@@ -83,7 +87,8 @@ bool ServerProcess::Start() {
                         << "dir = \"" << dir_ << "/cache\"\n"
                         << "[servers.nfs]\n"
                         << "addresses = [\"" << address << "\"]\n"
-                        << "commit = \"" << (durable_commit_ ? "durable" : "async") << "\"\n";
+                        << "commit = \"" << (durable_commit_ ? "durable" : "async") << "\"\n"
+                        << nfs_options_ << extra_config_;
   std::vector<std::string> argv = {PAIL_PAILFS_BINARY, "run", "-c", config};
   pid_ = fork();
   if (pid_ == 0) {

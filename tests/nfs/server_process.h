@@ -11,13 +11,19 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 
 namespace pail::nfs::test {
 
 class ServerProcess {
  public:
   // A fresh temporary directory for bucket, cache and config.
-  ServerProcess(bool durable_commit);
+  // `nfs_options`: lines added to [servers.nfs]. The default trusts client
+  // uids (squash = "none"), since most tests act as several users including
+  // root; the security tests pass their own. `extra_config`: whole sections
+  // appended to the config (e.g. "[filesystem]\nflush_interval_ms = 60000\n").
+  explicit ServerProcess(bool durable_commit, std::string nfs_options = "squash = \"none\"\n",
+                         std::string extra_config = "");
   ~ServerProcess();
 
   // Starts the server on a free port and waits until it accepts connections.
@@ -29,12 +35,15 @@ class ServerProcess {
 
   uint16_t port() const { return port_; }
   const std::string& dir() const { return dir_; }
+  pid_t pid() const { return pid_; }
   std::string log() const;
 
  private:
   bool WaitForPort();
 
   bool durable_commit_;
+  std::string nfs_options_;
+  std::string extra_config_;
   std::string dir_;
   uint16_t port_ = 0;
   pid_t pid_ = -1;

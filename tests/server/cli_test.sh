@@ -18,6 +18,7 @@ check "init - prints a config" grep -q '^\[storage\]' "$WORK/starter.toml"
 check "init PATH writes it" test -s "$WORK/written.toml"
 "$PAILFS" init "$WORK/written.toml" >/dev/null 2>&1
 check "init refuses to overwrite" test $? -ne 0
+check "init writes the config 0600" test "$(stat -c %a "$WORK/written.toml")" = 600
 
 write_config() {  # write_config PASSWORD CACHE_DIR
   cat > "$WORK/cfg.toml" <<EOT
@@ -41,6 +42,8 @@ kill -TERM $pid
 wait $pid
 check "SIGTERM exits 0" test $? -eq 0
 check "bucket has a key file" test -e "$WORK/bucket/pailfs.key.o"
+check "the key file is 0600" test "$(stat -c %a "$WORK/bucket/pailfs.key.o")" = 600
+check "no exposed-secret warning for \${ENV}" bash -c "! grep -q 'readable by other users' '$WORK/run1.log'"
 
 write_config wrong "$WORK/cache2"
 "$PAILFS" run -c "$WORK/cfg.toml" 2>"$WORK/wrong.log"
@@ -57,6 +60,45 @@ write_config second "$WORK/cache4"
 "$PAILFS" fsck -c "$WORK/cfg.toml" > "$WORK/fsck.out" 2>&1
 check "fsck with the new password is clean" test $? -eq 0
 check "fsck says clean" grep -q "clean" "$WORK/fsck.out"
+
+check "fsck checks the bucket" grep -q "fsck: bucket: CURRENT of epoch" "$WORK/fsck.out"
+check "fsck reads the database files back" grep -Eq "fsck: bucket: [1-9][0-9]* database files" "$WORK/fsck.out"
+
+# A bucket whose CURRENT is gone: fsck says so, run refuses, nothing is deleted.
+mkdir -p "$WORK/saved"
+# (file:// keeps key "db/<epoch>/CURRENT" as db.d/<epoch>.d/CURRENT.o)
+for f in "$WORK"/bucket/db.d/*.d/CURRENT.o; do mv "$f" "$WORK/saved/$(basename "$(dirname "$f")")"; done
+check "the bucket had a CURRENT" test -n "$(ls "$WORK/saved")"
+objects_before=$(find "$WORK/bucket/db.d" -type f | wc -l)
+write_config second "$WORK/cache5"
+"$PAILFS" fsck -c "$WORK/cfg.toml" > "$WORK/fsck-damaged.out" 2>&1
+check "fsck fails on a bucket without CURRENT" test $? -ne 0
+check "fsck names the missing CURRENT" grep -q "but no CURRENT" "$WORK/fsck-damaged.out"
+timeout 60 "$PAILFS" run -c "$WORK/cfg.toml" 2>"$WORK/damaged-run.log"
+check "run refuses a bucket without CURRENT" test $? -ne 0
+check "run says why" grep -q "no CURRENT" "$WORK/damaged-run.log"
+objects_after=$(find "$WORK/bucket/db.d" -type f | wc -l)
+check "nothing was deleted" test "$objects_after" -ge "$objects_before"
+for f in "$WORK"/saved/*; do mv "$f" "$WORK/bucket/db.d/$(basename "$f")/CURRENT.o"; done
+write_config second "$WORK/cache6"
+"$PAILFS" fsck -c "$WORK/cfg.toml" > "$WORK/fsck-restored.out" 2>&1
+check "fsck is clean again once CURRENT is restored" test $? -eq 0
+
+# A password written out in a world-readable config: a warning at start, and
+# a config error never repeats the password.
+sed 's/\${PAIL_CLI_PW}/Lit3ral-pw/' "$WORK/cfg.toml" > "$WORK/literal.toml"
+chmod 644 "$WORK/literal.toml"
+"$PAILFS" run -c "$WORK/literal.toml" 2>"$WORK/literal.log" &
+pid=$!
+sleep 2
+kill -TERM $pid 2>/dev/null
+wait $pid
+check "exposed literal secret is warned about" grep -q "readable by other users" "$WORK/literal.log"
+check "the warning does not print it" bash -c "! grep -q 'Lit3ral-pw' '$WORK/literal.log'"
+sed 's/\${PAIL_CLI_PW}/Br0ken-\${pw/' "$WORK/cfg.toml" > "$WORK/broken.toml"
+"$PAILFS" run -c "$WORK/broken.toml" 2>"$WORK/broken.log"
+check "broken config is refused" test $? -ne 0
+check "its error does not echo the password" bash -c "! grep -q 'Br0ken' '$WORK/broken.log'"
 
 unset PAIL_CLI_PW
 "$PAILFS" run -c "$WORK/cfg.toml" 2>"$WORK/unset.log"

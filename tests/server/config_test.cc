@@ -55,8 +55,14 @@ allow_other = false
 [servers.nfs]
 addresses = ["127.0.0.1:2049", "[::1]:2049"]
 commit = "durable"
-anon_uid = 1000
-anon_gid = 1001
+anonuid = 1000
+anongid = 1001
+squash = "all"
+allowed_clients = ["192.168.1.0/24", "fd00::/8", "10.1.2.3"]
+secure_port = true
+max_connections = 100
+max_connections_per_client = 10
+idle_timeout_seconds = 60
 )", "all.toml");
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   EXPECT_DOUBLE_EQ(c->cache.disk_size_gb, 2.5);
@@ -69,7 +75,53 @@ anon_gid = 1001
   ASSERT_EQ(c->nfs.addresses.size(), 2u);
   EXPECT_EQ(c->nfs.addresses[1], "[::1]:2049");
   EXPECT_EQ(c->nfs.commit, "durable");
-  EXPECT_EQ(c->nfs.anon_gid, 1001u);
+  const AccessPolicy& access = c->nfs.access;
+  EXPECT_EQ(access.anongid, 1001u);
+  EXPECT_EQ(access.squash, Squash::kAll);
+  EXPECT_TRUE(access.secure_port);
+  EXPECT_EQ(access.AllowedClientStrings(),
+            (std::vector<std::string>{"192.168.1.0/24", "fd00::/8", "10.1.2.3/32"}));
+  EXPECT_EQ(access.limits.max_connections, 100u);
+  EXPECT_EQ(access.limits.max_connections_per_client, 10u);
+  EXPECT_EQ(access.limits.idle_timeout, std::chrono::seconds(60));
+}
+
+TEST(Config, NfsDefaultsAreCareful) {
+  auto c = Config::Parse(std::string(kMinimal) + "[servers.nfs]\n", "t.toml");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  const AccessPolicy& access = c->nfs.access;
+  EXPECT_EQ(access.squash, Squash::kRoot);
+  EXPECT_EQ(access.AllowedClientStrings(), (std::vector<std::string>{"127.0.0.0/8", "::1/128"}));
+  EXPECT_EQ(c->nfs.addresses, (std::vector<std::string>{"127.0.0.1:2049"}));
+}
+
+TEST(Config, BadPolicyValuesAreErrors) {
+  for (const char* bad : {"squash = \"some\"", "allowed_clients = [\"10.0.0.1/8\"]",
+                          "allowed_clients = [\"not-an-address\"]", "allowed_clients = [\"::1/129\"]",
+                          "max_connections = 0"}) {
+    auto c = Config::Parse(std::string(kMinimal) + "[servers.nfs]\n" + bad + "\n", "t.toml");
+    EXPECT_FALSE(c.ok()) << bad;
+  }
+}
+
+TEST(Config, NoSecretInAnyErrorText) {
+  const std::string password = "Pa55${word-in-error";
+  for (const std::string& text : {
+           "[storage]\nurl = \"file:///b\"\nencryption_password = \"" + password + "\"\n[cache]\ndir = \"/c\"\n",
+           "[storage]\nurl = \"file:///b\"\nencryption_password = \"" + password + "\n",
+           "[aws]\nsecret_access_key = \"$" + password + "\"\n"}) {
+    auto c = Config::Parse(text, "t.toml");
+    ASSERT_FALSE(c.ok());
+    EXPECT_EQ(c.status().ToString().find("Pa55"), std::string::npos) << c.status().ToString();
+  }
+}
+
+TEST(Config, LiteralSecretsAreRecognised) {
+  EXPECT_TRUE(HoldsLiteralSecret("[storage]\nencryption_password = \"hunter2\"\n"));
+  EXPECT_TRUE(HoldsLiteralSecret("[aws]\nsecret_access_key = \"x${Y}\"\n"));
+  EXPECT_FALSE(HoldsLiteralSecret("[storage]\nencryption_password = \"${PAILFS_PASSWORD}\"\n"));
+  EXPECT_FALSE(HoldsLiteralSecret("[azure]\nstorage_account_key = \"$AZ_KEY\"\n"));
+  EXPECT_FALSE(HoldsLiteralSecret(StarterConfig()));
 }
 
 TEST(Config, EnvironmentSubstitution) {

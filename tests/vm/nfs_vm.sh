@@ -22,6 +22,7 @@ MODE=${1:?usage: nfs_vm.sh smoke|posix [suite args]}
 shift
 PORT=2049
 SERVER_IP=${VM_SERVER_IP:-198.18.0.1}
+GUEST_IP=${VM_GUEST_IP:-198.18.0.2}
 RUN_DIR=${RUN_DIR:-$(mktemp -d /tmp/pail-nfs-vm.XXXXXX)}
 DATA=$RUN_DIR/data
 mkdir -p "$DATA"
@@ -34,6 +35,13 @@ dir = "$DATA/cache"
 [servers.nfs]
 addresses = ["$SERVER_IP:$PORT"]
 commit = "${COMMIT:-async}"
+# The defaults serve loopback only and squash root. This job admits the
+# guest (and only it), and trusts its uids: the POSIX suite runs as root in
+# the guest and checks root's privileges (chown, permission overrides).
+# The kernel client sends from a reserved port, so secure_port holds.
+allowed_clients = ["$GUEST_IP/32"]
+squash = "none"
+secure_port = true
 CONF
 # Categories CI runs (the full suite takes ~90 s in the guest under TCG).
 CI_CATEGORIES=chmod,chown,link,rename,open,unlink,truncate,symlink,mkdir,rmdir,permission
