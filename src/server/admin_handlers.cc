@@ -152,6 +152,11 @@ AdminReply ServerView::Status(bool json) const {
       synced ? std::chrono::duration<double>(std::chrono::system_clock::now() - st.last_sync).count() : -1;
   std::vector<std::string> nfs = config_.nfs.enabled ? config_.nfs.addresses : std::vector<std::string>{};
   const std::string fuse = config_.fuse.enabled ? config_.fuse.mountpoint : "";
+  std::vector<std::string> admin;
+  {
+    MutexLock lock(&mu_);
+    admin = admin_;
+  }
   if (json) {
     auto list = [](const std::vector<std::string>& v) {
       std::string out = "[";
@@ -167,7 +172,7 @@ AdminReply ServerView::Status(bool json) const {
     out += ",\"uptime_seconds\":" + JsonNumber(UptimeSeconds());
     out += ",\"nfs\":" + list(nfs);
     out += ",\"fuse\":" + list(fuse.empty() ? std::vector<std::string>{} : std::vector<std::string>{fuse});
-    out += ",\"admin\":" + list(admin_);
+    out += ",\"admin\":" + list(admin);
     out += ",\"dirty_bytes\":" + JsonNumber(fc.write_back_bytes);
     out += ",\"wal_pending_bytes\":" + JsonNumber(st.wal_bytes_pending);
     out += ",\"last_sync_age_seconds\":" + (synced ? JsonNumber(sync_age) : std::string("null"));
@@ -186,7 +191,7 @@ AdminReply ServerView::Status(bool json) const {
                                 Health().body.substr(0, Health().body.size() - 1));
   for (const auto& a : nfs) out += "nfs:      " + a + "\n";
   if (!fuse.empty()) out += "fuse:     " + fuse + "\n";
-  for (const auto& a : admin_) out += "admin:    " + a + "\n";
+  for (const auto& a : admin) out += "admin:    " + a + "\n";
   out += fmt::format("files:    {} inodes, {} of data\n", fc.used_inodes, Bytes(fc.used_bytes));
   out += fmt::format("dirty:    {} in the write-back buffer, {} of WAL not yet in the bucket\n",
                      Bytes(fc.write_back_bytes), Bytes(st.wal_bytes_pending));

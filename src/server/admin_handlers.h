@@ -28,7 +28,10 @@ class ServerView {
   // Also starts the observation window of cost projections: opening the
   // bucket costs requests once per start, not every month.
   void SetServing(bool serving);
-  void SetAdminListening(std::vector<std::string> listening) { admin_ = std::move(listening); }
+  void SetAdminListening(std::vector<std::string> listening) {
+    MutexLock lock(&mu_);
+    admin_ = std::move(listening);
+  }
 
   std::string MetricsText() const;
   AdminReply Metrics() const;
@@ -49,8 +52,8 @@ class ServerView {
   const RequestLedger& ledger_;
   const std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
   std::atomic<int> serving_{0};  // 0 starting, 1 serving, 2 stopping
-  std::vector<std::string> admin_;
   mutable Mutex mu_;
+  std::vector<std::string> admin_ GUARDED_BY(mu_);
   RequestCounts at_serving_ GUARDED_BY(mu_);
   std::chrono::steady_clock::time_point serving_since_ GUARDED_BY(mu_) = started_;
 };
