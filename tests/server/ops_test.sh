@@ -69,6 +69,8 @@ flush_interval_ms = 300
 $STORAGE_EXTRA
 [servers.nfs]
 addresses = ["127.0.0.1:0"]
+# The test writes as root into the root-owned root directory.
+squash = "none"
 [servers.admin]
 addresses = ["127.0.0.1:0"]
 unix_socket = "$WORK/admin.sock"
