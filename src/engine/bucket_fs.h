@@ -111,7 +111,9 @@ class BucketFileSystem : public rocksdb::FileSystemWrapper {
   struct Entry;
   rocksdb::IOStatus UploadWhole(const std::string& name, const std::string& local_path);
   // Publishes every WAL byte appended so far, oldest log first, as WAL
-  // parts. On failure the bytes stay pending for the next call.
+  // parts. On failure the bytes stay pending for the next call. When no
+  // part goes up it checks that this process is still the writer instead.
+  // Call it only when something was written since its last success.
   Status PublishWals();
   uint64_t PendingWalBytes();
 
@@ -173,10 +175,14 @@ class BucketFileSystem : public rocksdb::FileSystemWrapper {
   std::map<uint64_t, std::shared_ptr<WalState>> wal_states_;  // guarded by mu_
   std::mutex wal_mu_;  // serialises WAL part publication, in sequence order
   uint64_t next_wal_seq_ = 0;
+  uint64_t parts_put_ = 0;  // parts this process created; guarded by wal_mu_
   std::mutex parts_mu_;  // a leaf lock over the two members below
   std::map<uint64_t, std::vector<std::string>> wal_parts_by_log_;  // this epoch's parts
   std::string newest_wal_part_;  // never deleted: it marks where the sequence is
   std::vector<std::string> retained_wal_parts_;  // guarded by mu_
+  // Each older epoch's last data part before its seal. Collected, its key
+  // is overwritten by a seal instead of deleted (bucket_gc.cc). Guarded by mu_.
+  std::set<std::string> ends_of_sealed_wals_;
 };
 
 }  // namespace pail::engine

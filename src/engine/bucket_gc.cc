@@ -8,6 +8,7 @@
 #include "engine/bucket_files.h"
 #include "engine/bucket_fs.h"
 #include "engine/bucket_layout.h"
+#include "engine/wal_part.h"
 #include "util/failpoint.h"
 
 namespace pail::engine {
@@ -109,7 +110,22 @@ Status BucketFileSystem::CollectGarbage() {
       failed.push_back(key);
       continue;
     }
-    if (!store_->Delete(key).ok()) {
+    // The last part before an older epoch's seal: its writer, fenced but
+    // perhaps alive and unaware, may be retrying this sequence number after
+    // a lost response. A free slot would take its part and let its Sync
+    // succeed, though no opener replays anything after the seal. A seal in
+    // the slot fences it instead.
+    bool end_of_sealed;
+    {
+      std::lock_guard lock(mu_);
+      end_of_sealed = ends_of_sealed_wals_.count(key) > 0;
+    }
+    Status gone = end_of_sealed ? store_->Put(key, EncodeWalSeal(epoch_)).status() : store_->Delete(key);
+    if (gone.ok() && end_of_sealed) {
+      std::lock_guard lock(mu_);
+      ends_of_sealed_wals_.erase(key);
+    }
+    if (!gone.ok()) {
       failed.push_back(key);
       if (k && k->is_wal_part) stalled.insert(k->epoch);
     }

@@ -46,6 +46,7 @@ Result<size_t> BucketFileSystem::PublishWalPart(uint64_t log_number, uint64_t of
   auto put = store_->PutIfAbsent(key, EncodeWalPart(log_number, offset, bytes));
   if (put.ok()) {
     PAIL_FAILPOINT("engine/wal_after_publish");
+    ++parts_put_;
     ++next_wal_seq_;
     RecordPublishedPart(log_number, key);
     return bytes.size();
@@ -83,6 +84,7 @@ Status BucketFileSystem::PublishWals() {
     std::lock_guard lock(mu_);
     logs.assign(wal_states_.begin(), wal_states_.end());
   }
+  const uint64_t parts_before = parts_put_;
   for (auto& [log, state] : logs) {
     std::string bytes;
     uint64_t offset;
@@ -109,6 +111,14 @@ Status BucketFileSystem::PublishWals() {
       return s;
     }
   }
+  // No part went up although the caller has writes to make durable: a
+  // flush took them into an SST whose manifest went up before this call.
+  // That manifest counts only if no newer writer pinned the bucket's state
+  // before it landed, so check that none exists now. (A part created now
+  // proves as much: a sealer reads every part before its seal and pins
+  // CURRENT after sealing.) Without this, a fenced writer that flushed
+  // acknowledged a Sync the newer writer never sees.
+  if (parts_put_ == parts_before) return CheckStillWriter();
   return Status::OK();
 }
 

@@ -50,6 +50,17 @@ Result<Compression> ParseCompression(const std::string& spec) {
   return Status::InvalidArgument("compression '" + spec + "': use zstd-N (1..22), lz4 or none");
 }
 
+// The engine's Env on a clock of the caller's choosing.
+class ClockedEnv : public rocksdb::EnvWrapper {
+ public:
+  ClockedEnv(std::unique_ptr<rocksdb::Env> target, std::shared_ptr<rocksdb::SystemClock> clock)
+      : EnvWrapper(std::move(target)) {
+    system_clock_ = std::move(clock);
+  }
+  static const char* kClassName() { return "PailClockedEnv"; }
+  const char* Name() const override { return kClassName(); }
+};
+
 // Unpublished WAL bytes allowed in memory before writes wait for the bucket.
 constexpr uint64_t kMaxPendingWalBytes = 256ull << 20;
 
@@ -63,6 +74,7 @@ class EngineImpl : public Engine {
     PAIL_ASSIGN_OR_RETURN(fs_, BucketFileSystem::Open(BucketFsOptions{
                                    options_.store, options_.cache_dir, options_.disk_cache_bytes}));
     env_ = rocksdb::NewCompositeEnv(fs_);
+    if (options_.clock) env_ = std::make_unique<ClockedEnv>(std::move(env_), options_.clock);
 
     rocksdb::Options db_options;
     db_options.env = env_.get();
@@ -86,7 +98,7 @@ class EngineImpl : public Engine {
     db_options.statistics = rocksdb::CreateDBStatistics();
     db_options.statistics->set_stats_level(rocksdb::kExceptHistogramOrTimers);
     // Retryable store errors: let RocksDB resume on its own once it heals.
-    db_options.max_bgerror_resume_count = INT_MAX;
+    db_options.max_bgerror_resume_count = options_.background_work ? INT_MAX : 0;
     db_options.bgerror_resume_retry_interval = 200000;
 
     rocksdb::BlockBasedTableOptions table;
@@ -104,6 +116,7 @@ class EngineImpl : public Engine {
       cf.compression_opts.level = compression.level;
       cf.bottommost_compression = compression.type;
       cf.write_buffer_size = 64 << 20;
+      cf.disable_auto_compactions = !options_.background_work;
       if (large_values) {
         cf.enable_blob_files = true;
         cf.min_blob_size = 1024;
@@ -160,7 +173,7 @@ class EngineImpl : public Engine {
     st.epoch = fs_ ? fs_->epoch() : 0;
     st.fenced = fenced();
     if (!fs_ || !db_) return st;
-    st.wal_bytes_pending = fs_->PendingWalBytes();
+    st.pending_wal_bytes = fs_->PendingWalBytes();
     st.disk_cache_bytes = fs_->cache().cached_bytes();
     st.disk_cache_hits = fs_->cache().hits();
     st.disk_cache_misses = fs_->cache().misses();
@@ -232,6 +245,11 @@ class EngineImpl : public Engine {
     return fenced() ? FencedError() : s;
   }
 
+  Status CollectGarbage() override {
+    if (fenced()) return FencedError();
+    return fs_->CollectGarbage();
+  }
+
   Status Close() override {
     {
       std::lock_guard lock(stop_mu_);
@@ -243,7 +261,11 @@ class EngineImpl : public Engine {
     if (flusher_.joinable()) flusher_.join();
     Status result;
     if (db_) {
-      if (!fenced()) {
+      // A fenced engine cannot make its unsynced writes durable: say so
+      // rather than report a clean shutdown.
+      if (fenced()) {
+        result = FencedError();
+      } else {
         // The record then also covers the requests since the last upload.
         WriteSyncRecord();
         result = Sync();

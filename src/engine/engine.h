@@ -19,6 +19,7 @@
 #include <vector>
 
 #include <rocksdb/db.h>
+#include <rocksdb/system_clock.h>
 #include <rocksdb/write_batch.h>
 
 #include "objstore/object_store.h"
@@ -51,16 +52,24 @@ struct EngineOptions {
   // key or an empty value: nothing written.
   std::string sync_record_key;
   std::function<std::string()> sync_record_value;
+  // False: no automatic compaction and no automatic resume after a store
+  // error; compaction runs only on CompactRange and a stopped database
+  // resumes at the next Write. The deterministic simulation sets this so
+  // that only its own steps make the engine talk to the bucket.
+  bool background_work = true;
+  // RocksDB's clock; null means the system's. The simulation passes one
+  // whose sleeps return at once (RocksDB waits a second after a failed flush).
+  std::shared_ptr<rocksdb::SystemClock> clock;
 };
 
 struct EngineStats {
   uint64_t syncs = 0;  // durable points reached (grouped Sync calls count once)
   uint64_t epoch = 0;  // this writer's epoch in the bucket
+  uint64_t pending_wal_bytes = 0;  // written, not yet published to the bucket
   // For metrics; read from memory only, never from the bucket.
   bool fenced = false;
   // Wall-clock time of the last successful upload (epoch 0: none yet).
   std::chrono::system_clock::time_point last_sync{};
-  uint64_t wal_bytes_pending = 0;  // written to the WAL, not yet in the bucket
   uint64_t memtable_bytes = 0;
   uint64_t pending_compaction_bytes = 0;
   std::vector<uint64_t> files_per_level;
@@ -84,6 +93,9 @@ class Engine {
 
   virtual Status Write(rocksdb::WriteBatch* batch) = 0;
   virtual Status Sync() = 0;
+  // Deletes the objects of files the database no longer needs, unless a newer
+  // writer owns the bucket. The background flusher does this on its own.
+  virtual Status CollectGarbage() = 0;
   // Flushes everything to the bucket and closes the database. Idempotent.
   virtual Status Close() = 0;
 

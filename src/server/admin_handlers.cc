@@ -102,7 +102,7 @@ std::string ServerView::MetricsText() const {
     out.Sample("pailfs_engine_files", {{"level", std::to_string(level)}}, st.files_per_level[level]);
   }
   gauge("pailfs_engine_wal_pending_bytes", "WAL bytes written but not yet in the bucket.",
-        st.wal_bytes_pending);
+        st.pending_wal_bytes);
   counter("pailfs_engine_syncs_total", "Uploads that made everything written before them durable.",
           st.syncs);
   const bool synced = st.last_sync.time_since_epoch().count() != 0;
@@ -174,7 +174,7 @@ AdminReply ServerView::Status(bool json) const {
     out += ",\"fuse\":" + list(fuse.empty() ? std::vector<std::string>{} : std::vector<std::string>{fuse});
     out += ",\"admin\":" + list(admin);
     out += ",\"dirty_bytes\":" + JsonNumber(fc.write_back_bytes);
-    out += ",\"wal_pending_bytes\":" + JsonNumber(st.wal_bytes_pending);
+    out += ",\"wal_pending_bytes\":" + JsonNumber(st.pending_wal_bytes);
     out += ",\"last_sync_age_seconds\":" + (synced ? JsonNumber(sync_age) : std::string("null"));
     out += ",\"disk_cache_bytes\":" + JsonNumber(st.disk_cache_bytes);
     out += ",\"memory_cache_bytes\":" + JsonNumber(st.block_cache_bytes);
@@ -194,7 +194,7 @@ AdminReply ServerView::Status(bool json) const {
   for (const auto& a : admin) out += "admin:    " + a + "\n";
   out += fmt::format("files:    {} inodes, {} of data\n", fc.used_inodes, Bytes(fc.used_bytes));
   out += fmt::format("dirty:    {} in the write-back buffer, {} of WAL not yet in the bucket\n",
-                     Bytes(fc.write_back_bytes), Bytes(st.wal_bytes_pending));
+                     Bytes(fc.write_back_bytes), Bytes(st.pending_wal_bytes));
   out += synced ? fmt::format("synced:   {:.1f} s ago\n", sync_age)
                 : std::string("synced:   not since start (nothing was dirty)\n");
   out += fmt::format("cache:    disk {} of {}, memory {} of {}\n", Bytes(st.disk_cache_bytes),
