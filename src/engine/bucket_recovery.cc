@@ -98,7 +98,7 @@ Status BucketFileSystem::SealOlderEpochs(
     });
     if (only_seals) {
       if (seqs.size() == 1 && seqs.begin()->second.size == kWalClosingSealBytes) {
-        std::lock_guard lock(mu_);
+        MutexLock lock(&mu_);
         QueueDeletion({seqs.begin()->second.key});
       }
       continue;
@@ -144,12 +144,12 @@ Status BucketFileSystem::SealOlderEpochs(
       if (n != static_cast<ssize_t>(part.bytes.size())) return Status::IOError("short write " + path);
     }
     if (!last_data_key.empty()) {
-      std::lock_guard lock(mu_);
+      MutexLock lock(&mu_);
       ends_of_sealed_wals_.insert(last_data_key);
     }
   }
   // Every older epoch is sealed now; its fence has done its job.
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   for (uint64_t e : older_fences_) QueueDeletion({FenceKey(e)});
   return Status::OK();
 }
@@ -185,7 +185,7 @@ Status BucketFileSystem::RebuildNamespace(
   // cannot miss one.
   std::set<uint64_t> lineage;
   std::string manifest_name;
-  auto pin = [&](uint64_t epoch, const std::string& name, std::string body) {
+  auto pin = [&](uint64_t epoch, const std::string& name, std::string body) REQUIRES(mu_) {
     std::string path = cache_dir_ + "/pinned/" + name;
     PAIL_RETURN_IF_ERROR(WriteLocalFile(path, body));
     auto e = std::make_shared<Entry>();
@@ -289,7 +289,7 @@ Status BucketFileSystem::Recover() {
   std::map<uint64_t, std::vector<std::pair<uint64_t, std::string>>> wal_parts;
   PAIL_RETURN_IF_ERROR(SealOlderEpochs(listing, &wal_parts));
   PAIL_FAILPOINT("engine/open_after_seal");
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   PAIL_RETURN_IF_ERROR(RebuildNamespace(wal_parts));
   spdlog::info("bucket {}: writer epoch {}, {} database files", store_->Describe(), epoch_,
                files_.size());

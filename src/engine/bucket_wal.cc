@@ -18,8 +18,8 @@ Status TakenOver(const ObjectStore& store) {
 }  // namespace
 
 void BucketFileSystem::RecordPublishedPart(uint64_t log_number, const std::string& key) {
-  std::lock_guard lock(mu_);
-  std::lock_guard parts_lock(parts_mu_);
+  MutexLock lock(&mu_);
+  MutexLock parts_lock(&parts_mu_);
   newest_wal_part_ = key;
   if (!wal_states_.count(log_number)) {
     // DeleteFile dropped the log while this part was on its way: nothing
@@ -63,7 +63,7 @@ Result<size_t> BucketFileSystem::PublishWalPart(uint64_t log_number, uint64_t of
   }
   bool dropped_log;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     dropped_log = found.log_number != log_number && !wal_states_.count(found.log_number);
   }
   bool lost_response = found.log_number == log_number && found.offset == offset &&
@@ -78,10 +78,10 @@ Result<size_t> BucketFileSystem::PublishWalPart(uint64_t log_number, uint64_t of
 }
 
 Status BucketFileSystem::PublishWals() {
-  std::lock_guard publish_lock(wal_mu_);
+  MutexLock publish_lock(&wal_mu_);
   std::vector<std::pair<uint64_t, std::shared_ptr<WalState>>> logs;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     logs.assign(wal_states_.begin(), wal_states_.end());
   }
   const uint64_t parts_before = parts_put_;
@@ -89,7 +89,7 @@ Status BucketFileSystem::PublishWals() {
     std::string bytes;
     uint64_t offset;
     {
-      std::lock_guard lock(state->mu);
+      MutexLock lock(&state->mu);
       bytes.swap(state->pending);
       offset = state->published;
     }
@@ -103,7 +103,7 @@ Status BucketFileSystem::PublishWals() {
       }
       done += *published;
     }
-    std::lock_guard lock(state->mu);
+    MutexLock lock(&state->mu);
     state->published += done;
     if (!s.ok()) {
       // Keep the unpublished bytes, in order, for the next attempt.
@@ -123,7 +123,7 @@ Status BucketFileSystem::PublishWals() {
 }
 
 Status BucketFileSystem::SealOwnWal() {
-  std::lock_guard publish_lock(wal_mu_);
+  MutexLock publish_lock(&wal_mu_);
   if (fenced_) return TakenOver(*store_);
   std::string key = WalPartKey(epoch_, next_wal_seq_);
   auto put = store_->PutIfAbsent(key, EncodeWalSeal(epoch_, /*closing=*/true));
@@ -139,16 +139,16 @@ Status BucketFileSystem::SealOwnWal() {
     return put.status().WithContext("sealing this writer's WAL");
   }
   ++next_wal_seq_;
-  std::lock_guard lock(parts_mu_);
+  MutexLock lock(&parts_mu_);
   newest_wal_part_ = key;
   return Status::OK();
 }
 
 uint64_t BucketFileSystem::PendingWalBytes() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   uint64_t total = 0;
   for (auto& [log, state] : wal_states_) {
-    std::lock_guard state_lock(state->mu);
+    MutexLock state_lock(&state->mu);
     total += state->pending.size();
   }
   return total;

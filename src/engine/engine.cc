@@ -1,6 +1,5 @@
 #include "engine/engine.h"
 
-#include <condition_variable>
 #include <thread>
 
 #include <rocksdb/cache.h>
@@ -66,7 +65,10 @@ constexpr uint64_t kMaxPendingWalBytes = 256ull << 20;
 
 class EngineImpl : public Engine {
  public:
-  ~EngineImpl() override { Close(); }
+  ~EngineImpl() override {
+    Status s = Close();
+    if (!s.ok()) spdlog::warn("engine: closing on destruction: {}", s.ToString());
+  }
 
   Status Init(EngineOptions options) {
     options_ = std::move(options);
@@ -148,7 +150,10 @@ class EngineImpl : public Engine {
       }
       return live;
     });
-    synced_seq_ = db_->GetLatestSequenceNumber();
+    {
+      MutexLock lock(&sync_mu_);
+      synced_seq_ = db_->GetLatestSequenceNumber();
+    }
     flusher_ = std::thread([this] { FlushLoop(); });
     spdlog::info("engine open on {} (epoch {})", options_.store->Describe(), fs_->epoch());
     return Status::OK();
@@ -166,7 +171,7 @@ class EngineImpl : public Engine {
   EngineStats stats() const override {
     EngineStats st;
     {
-      std::lock_guard lock(sync_mu_);
+      MutexLock lock(&sync_mu_);
       st.syncs = syncs_;
       st.last_sync = last_sync_time_;
     }
@@ -219,10 +224,10 @@ class EngineImpl : public Engine {
   Status Sync() override {
     if (fenced()) return FencedError();
     const uint64_t wanted = db_->GetLatestSequenceNumber();
-    std::unique_lock lock(sync_mu_);
+    MutexLock lock(&sync_mu_);
     // Group commit: one upload covers every caller that arrived before it began.
     while (sync_running_) {
-      sync_cv_.wait(lock);
+      sync_cv_.Wait();
       if (synced_seq_ >= wanted && last_sync_ok_) return Status::OK();
     }
     if (synced_seq_ >= wanted && wanted != 0 && last_sync_ok_) return Status::OK();
@@ -231,9 +236,9 @@ class EngineImpl : public Engine {
     WriteSyncRecord();
     lock.lock();
     const uint64_t covering = db_->GetLatestSequenceNumber();
-    lock.unlock();
+    sync_mu_.Unlock();
     Status s = fs_->PublishWals();
-    lock.lock();
+    sync_mu_.Lock();
     sync_running_ = false;
     last_sync_ok_ = s.ok();
     if (s.ok()) {
@@ -241,7 +246,7 @@ class EngineImpl : public Engine {
       ++syncs_;
       last_sync_time_ = std::chrono::system_clock::now();
     }
-    sync_cv_.notify_all();
+    sync_cv_.SignalAll();
     return fenced() ? FencedError() : s;
   }
 
@@ -252,12 +257,12 @@ class EngineImpl : public Engine {
 
   Status Close() override {
     {
-      std::lock_guard lock(stop_mu_);
+      MutexLock lock(&stop_mu_);
       if (closed_) return Status::OK();
       closed_ = true;
       stop_ = true;
     }
-    stop_cv_.notify_all();
+    stop_cv_.SignalAll();
     if (flusher_.joinable()) flusher_.join();
     Status result;
     if (db_) {
@@ -324,15 +329,17 @@ class EngineImpl : public Engine {
   }
 
   void FlushLoop() {
-    std::unique_lock lock(stop_mu_);
+    MutexLock lock(&stop_mu_);
     while (!stop_) {
-      stop_cv_.wait_for(lock, options_.flush_interval, [this] { return stop_; });
+      const auto tick = std::chrono::steady_clock::now() + options_.flush_interval;
+      while (!stop_ && stop_cv_.WaitUntil(tick)) {
+      }
       if (stop_) break;
-      lock.unlock();
+      stop_mu_.Unlock();
       // Only when something is dirty: an idle engine sends no request.
       bool dirty;
       {
-        std::lock_guard sync_lock(sync_mu_);
+        MutexLock sync_lock(&sync_mu_);
         dirty = db_->GetLatestSequenceNumber() > synced_seq_ || !last_sync_ok_;
       }
       if (!fenced() && dirty) {
@@ -343,7 +350,7 @@ class EngineImpl : public Engine {
         Status s = fs_->CollectGarbage();
         if (!s.ok() && !s.IsFenced()) spdlog::warn("garbage collection: {}", s.ToString());
       }
-      lock.lock();
+      stop_mu_.Lock();
     }
   }
 
@@ -353,19 +360,19 @@ class EngineImpl : public Engine {
   std::unique_ptr<rocksdb::DB> db_;
   std::map<std::string, rocksdb::ColumnFamilyHandle*> handles_;
 
-  mutable std::mutex sync_mu_;
-  std::condition_variable sync_cv_;
-  bool sync_running_ = false;
-  bool last_sync_ok_ = true;
-  uint64_t synced_seq_ = 0;
-  uint64_t syncs_ = 0;
-  std::chrono::system_clock::time_point last_sync_time_{};
+  mutable Mutex sync_mu_;
+  CondVar sync_cv_{&sync_mu_};
+  bool sync_running_ GUARDED_BY(sync_mu_) = false;
+  bool last_sync_ok_ GUARDED_BY(sync_mu_) = true;
+  uint64_t synced_seq_ GUARDED_BY(sync_mu_) = 0;
+  uint64_t syncs_ GUARDED_BY(sync_mu_) = 0;
+  std::chrono::system_clock::time_point last_sync_time_ GUARDED_BY(sync_mu_){};
   std::shared_ptr<rocksdb::Cache> block_cache_;
 
-  std::mutex stop_mu_;
-  std::condition_variable stop_cv_;
-  bool stop_ = false;
-  bool closed_ = false;
+  Mutex stop_mu_;
+  CondVar stop_cv_{&stop_mu_};
+  bool stop_ GUARDED_BY(stop_mu_) = false;
+  bool closed_ GUARDED_BY(stop_mu_) = false;
   std::thread flusher_;
 };
 

@@ -46,6 +46,22 @@ struct Config {
     std::string commit = "async";  // "async" | "durable"
     AccessPolicy access;
   } nfs;
+  struct Ninep {
+    bool enabled = false;
+    std::vector<std::string> addresses;
+    std::string unix_socket;
+    uint32_t max_msize = 1u << 20;
+    AccessPolicy access;
+  } ninep;
+  struct Nbd {
+    bool enabled = false;
+    std::vector<std::string> addresses;
+    std::string unix_socket;
+    // allowed_clients, secure_port and the connection limits (NBD has no
+    // identities to squash and no idle timeout: a kernel client stays
+    // connected, idle, as long as the device is in use).
+    AccessPolicy access;
+  } nbd;
   // The HTTP admin endpoint (metrics, health, flush, status, cost): off
   // unless [servers.admin] exists; it then listens on exactly the addresses
   // and Unix socket given (127.0.0.1:7390 when neither is).
