@@ -48,7 +48,7 @@ bool BucketFileSystem::HasGarbage() const {
 }
 
 size_t BucketFileSystem::GarbageCount() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   return garbage_.size();
 }
 

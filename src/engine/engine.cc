@@ -232,11 +232,9 @@ class EngineImpl : public Engine {
     }
     if (synced_seq_ >= wanted && wanted != 0 && last_sync_ok_) return Status::OK();
     sync_running_ = true;
-    lock.unlock();
-    WriteSyncRecord();
-    lock.lock();
-    const uint64_t covering = db_->GetLatestSequenceNumber();
     sync_mu_.Unlock();
+    WriteSyncRecord();
+    const uint64_t covering = db_->GetLatestSequenceNumber();
     Status s = fs_->PublishWals();
     sync_mu_.Lock();
     sync_running_ = false;
