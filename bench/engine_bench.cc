@@ -103,7 +103,7 @@ int main(int argc, char** argv) {
     auto s = (*engine)->Sync();
     double synced_secs = Seconds(start);
     (*engine)->db()->Flush(rocksdb::FlushOptions());
-    if (Status closed = (*engine)->Close(); !closed.ok()) {
+    if (pail::Status closed = (*engine)->Close(); !closed.ok()) {
       std::fprintf(stderr, "close: %s\n", closed.ToString().c_str());
       return 1;
     }
@@ -144,7 +144,7 @@ int main(int argc, char** argv) {
   };
   run_gets("cold cache");
   run_gets("hot cache");
-  if (Status closed = (*engine)->Close(); !closed.ok()) {
+  if (pail::Status closed = (*engine)->Close(); !closed.ok()) {
     std::fprintf(stderr, "close: %s\n", closed.ToString().c_str());
     return 1;
   }

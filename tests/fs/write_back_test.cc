@@ -23,6 +23,7 @@ class FlakyEngine final : public engine::Engine {
     return inner_.Write(batch);
   }
   Status Sync() override { return inner_.Sync(); }
+  Status CollectGarbage() override { return inner_.CollectGarbage(); }
   Status Close() override { return inner_.Close(); }
   bool fenced() const override { return inner_.fenced(); }
   engine::EngineStats stats() const override { return inner_.stats(); }
