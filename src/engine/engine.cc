@@ -81,9 +81,11 @@ class EngineImpl : public Engine {
     db_options.max_background_jobs = 2;
     db_options.stats_dump_period_sec = 0;
     db_options.stats_persist_period_sec = 0;
-    // Retryable store errors: let RocksDB resume on its own once it heals.
-    db_options.max_bgerror_resume_count = INT_MAX;
-    db_options.bgerror_resume_retry_interval = 200000;
+    // No automatic resume thread: RocksDB 7.8's DB::Close can wait forever
+    // for one it has just stopped (rocksdb issue 11440), as at a shutdown
+    // whose flush met an unreachable bucket. The flusher resumes instead
+    // (FlushLoop), and Close() stops the flusher before closing the DB.
+    db_options.max_bgerror_resume_count = 0;
 
     rocksdb::BlockBasedTableOptions table;
     table.block_cache = rocksdb::NewLRUCache(std::max<uint64_t>(options_.memory_cache_bytes, 8 << 20));
@@ -204,25 +206,28 @@ class EngineImpl : public Engine {
     Status result;
     if (db_) {
       if (!fenced()) {
-        result = Sync();
+        result = SyncForShutdown();
         // Flushing the memtables makes the WAL obsolete: the next open then
-        // replays nothing and downloads no WAL part.
+        // replays nothing and downloads no WAL part. Only an optimisation:
+        // every write is in a published WAL part already.
         if (result.ok()) {
           std::vector<rocksdb::ColumnFamilyHandle*> all;
           for (auto& [name, handle] : handles_) all.push_back(handle);
           rocksdb::Status flushed = db_->Flush(rocksdb::FlushOptions(), all);
-          if (!flushed.ok()) spdlog::warn("flush at shutdown: {}", flushed.ToString());
+          if (!flushed.ok()) spdlog::warn("flush at shutdown (the WAL keeps the writes): {}", flushed.ToString());
         }
       }
       for (auto& [name, handle] : handles_) db_->DestroyColumnFamilyHandle(handle);
       handles_.clear();
       rocksdb::Status s = db_->Close();
-      if (result.ok() && !s.ok() && !fenced()) result = FromRocks(s);
+      if (!s.ok()) spdlog::warn("closing the database: {}", s.ToString());
       db_.reset();
+      // The seal and the collection only save the next opener work; their
+      // failure loses nothing.
       if (result.ok() && !fenced()) {
         Status sealed = fs_->SealOwnWal();
         Status gc = sealed.ok() ? fs_->CollectGarbage() : sealed;
-        if (!gc.ok() && !gc.IsFenced()) result = gc;
+        if (!gc.ok() && !gc.IsFenced()) spdlog::warn("tidying the bucket at shutdown: {}", gc.ToString());
       }
     }
     return result;
@@ -240,7 +245,28 @@ class EngineImpl : public Engine {
     return FromRocks(s);
   }
 
-  // After a store outage RocksDB may stop writes until resumed; one attempt.
+  // The last Sync of a shutdown: retried while the store's failures are
+  // retryable, for at most shutdown_sync_timeout, so that a server whose
+  // bucket is gone still stops. What it could not publish is lost, and the
+  // error says so.
+  Status SyncForShutdown() {
+    const auto deadline = std::chrono::steady_clock::now() + options_.shutdown_sync_timeout;
+    auto pause = std::chrono::milliseconds(50);
+    Status s = Sync();
+    while (s.IsRetryable() && std::chrono::steady_clock::now() + pause < deadline) {
+      std::this_thread::sleep_for(pause);
+      pause = std::min(pause * 2, std::chrono::milliseconds(1000));
+      s = Sync();
+    }
+    if (s.ok() || s.IsFenced()) return s;
+    const uint64_t lost = fs_->PendingWalBytes();
+    return Status::IOError("shutting down: " + std::to_string(lost) +
+                           " bytes of writes made since the last successful sync could not be made "
+                           "durable in " + options_.store->Describe() + " and are lost (" +
+                           s.ToString() + "); every write synced before stays in the bucket");
+  }
+
+  // After a store outage RocksDB stops writes until resumed; one attempt.
   bool TryResume() {
     rocksdb::Status s = db_->Resume();
     if (!s.ok()) spdlog::warn("engine: resume after error failed: {}", s.ToString());
@@ -262,6 +288,15 @@ class EngineImpl : public Engine {
       if (!fenced() && dirty) {
         Status s = Sync();
         if (!s.ok()) spdlog::warn("periodic flush failed: {}", s.ToString());
+      }
+      // A background flush or compaction that met a store error stopped
+      // RocksDB's background work; try again each round (no request when
+      // nothing is stopped).
+      if (!fenced()) {
+        rocksdb::Status resumed = db_->Resume();
+        if (!resumed.ok() && !resumed.IsBusy()) {
+          spdlog::warn("engine: resume after a store error failed: {}", resumed.ToString());
+        }
       }
       if (!fenced() && fs_->HasGarbage()) {
         Status s = fs_->CollectGarbage();
