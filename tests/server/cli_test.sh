@@ -114,6 +114,7 @@ if [ -n "${S3_ENDPOINT:-}" ]; then
   s3_port=${S3_ENDPOINT##*:}
   s3_prefix="cli-outage-$RANDOM$RANDOM"
   start_proxy() {
+    rm -f "$WORK/proxy.port"
     python3 "$(dirname "$0")/tcp_proxy.py" "$s3_port" > "$WORK/proxy.port" &
     proxy=$!
     for _ in $(seq 50); do [ -s "$WORK/proxy.port" ] && break; sleep 0.1; done
@@ -158,7 +159,9 @@ EOT
   start_proxy
   write_s3_config "$WORK/cache-s3b"
   timeout 120 "$PAILFS" fsck -c "$WORK/s3.toml" > "$WORK/outage-fsck.out" 2>&1
-  check "the bucket opens clean once the endpoint is back" test $? -eq 0
+  code=$?
+  [ "$code" -eq 0 ] || tail -n 5 "$WORK/outage.log" "$WORK/outage-fsck.out"
+  check "the bucket opens clean once the endpoint is back" test "$code" -eq 0
   kill $proxy; wait $proxy 2>/dev/null
 else
   echo "skipped: S3 outage at shutdown (no S3_ENDPOINT)"
