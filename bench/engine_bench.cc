@@ -103,7 +103,10 @@ int main(int argc, char** argv) {
     auto s = (*engine)->Sync();
     double synced_secs = Seconds(start);
     (*engine)->db()->Flush(rocksdb::FlushOptions());
-    (*engine)->Close();
+    if (pail::Status closed = (*engine)->Close(); !closed.ok()) {
+      std::fprintf(stderr, "close: %s\n", closed.ToString().c_str());
+      return 1;
+    }
     after_puts = counting->Snapshot();
     std::printf("puts/s                      %12.0f   (%.0f including the final Sync: %s)\n",
                 puts / put_secs, puts / synced_secs, s.ToString().c_str());
@@ -141,7 +144,10 @@ int main(int argc, char** argv) {
   };
   run_gets("cold cache");
   run_gets("hot cache");
-  (*engine)->Close();
+  if (pail::Status closed = (*engine)->Close(); !closed.ok()) {
+    std::fprintf(stderr, "close: %s\n", closed.ToString().c_str());
+    return 1;
+  }
   std::filesystem::remove_all(dir);
   return 0;
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs everything, builds pailfs and serves a filesystem whose bucket is
-# a local directory (./pailfs-data/bucket), over NFSv3 on 127.0.0.1:2049 and
-# a FUSE mount at ./pailfs-data/mnt. Ctrl-C stops it after a final flush.
+# a local directory (./pailfs-data/bucket), over NFSv3 on 127.0.0.1:2049,
+# 9P2000.L on 127.0.0.1:5564 and a FUSE mount at ./pailfs-data/mnt. Ctrl-C stops it after a final flush.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
@@ -34,11 +34,14 @@ flush_interval_ms = 1000
 addresses = ["127.0.0.1:2049"]
 commit = "async"
 
+[servers.ninep]
+addresses = ["127.0.0.1:5564"]
+
 [servers.fuse]
 mountpoint = "$DATA/mnt"
 EOT
   echo "wrote $CONFIG (the password is in $DATA/password)"
 fi
 chmod 600 "$CONFIG"  # also an older quickstart's config
-echo "serving: NFS at 127.0.0.1:2049 (export /), FUSE at $DATA/mnt; Ctrl-C stops"
+echo "serving: NFS at 127.0.0.1:2049 (export /), 9P at 127.0.0.1:5564, FUSE at $DATA/mnt; Ctrl-C stops"
 exec build/pailfs run -c "$CONFIG"

@@ -34,7 +34,7 @@ if [ "${CI:-}" = true ]; then export PAIL_REQUIRE_FUSE=1; fi
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build -j"$(nproc)"
 
-# The Linux kernel's NFSv3 client, in the small VM of shared/vm (root only:
+# The Linux kernel's NFSv3 and 9P2000.L clients, in the small VM of shared/vm (root only:
 # it makes a network namespace): the smoke job and a POSIX suite subset.
 VM_DIR="$ROOT/../shared/vm"
 if [ -d "$VM_DIR" ] && [ "$(id -u)" -eq 0 ]; then
@@ -42,7 +42,14 @@ if [ -d "$VM_DIR" ] && [ "$(id -u)" -eq 0 ]; then
     qemu-system-x86 debootstrap busybox-static e2fsprogs cpio kmod iproute2 >/dev/null
   bash "$VM_DIR/build-image.sh" >/tmp/pailfs-vm-image.log 2>&1 ||
     { tail -20 /tmp/pailfs-vm-image.log; exit 1; }
-  BUILD="$ROOT/build" bash tests/vm/nfs_vm.sh ci
+  BUILD="$ROOT/build" bash tests/vm/kernel_vm.sh nfs ci
+  BUILD="$ROOT/build" bash tests/vm/kernel_vm.sh 9p ci
+  # The kernel NBD client: ext4 on an export, across a server SIGKILL.
+  BUILD="$ROOT/build" bash tests/vm/nbd_vm.sh ci
 fi
 
 ctest --test-dir build --output-on-failure -j2 --timeout 900
+
+# The unit and simulation tests again, built with clang under ASan+UBSan and
+# under TSan (-Wthread-safety as an error); see the script for what runs.
+bash scripts/sanitizers.sh

@@ -66,18 +66,18 @@ IOStatus WholeFileWriter::Close(const rocksdb::IOOptions& o, rocksdb::IODebugCon
 
 IOStatus WalWriter::Append(const rocksdb::Slice& data, const rocksdb::IOOptions&,
                            rocksdb::IODebugContext*) {
-  std::lock_guard lock(state_->mu);
+  MutexLock lock(&state_->mu);
   state_->pending.append(data.data(), data.size());
   return IOStatus::OK();
 }
 
 uint64_t WalWriter::GetFileSize(const rocksdb::IOOptions&, rocksdb::IODebugContext*) {
-  std::lock_guard lock(state_->mu);
+  MutexLock lock(&state_->mu);
   return state_->published + state_->pending.size();
 }
 
 BucketReader::BucketReader(BucketFileSystem* fs, std::shared_ptr<BucketFileSystem::Entry> entry,
-                           std::mutex* entry_mu)
+                           Mutex* entry_mu)
     : fs_(fs), entry_(std::move(entry)), entry_mu_(entry_mu) {}
 
 BucketReader::~BucketReader() {
@@ -90,14 +90,14 @@ IOStatus BucketReader::Read(uint64_t offset, size_t n, const rocksdb::IOOptions&
   std::string local_path, key;
   uint64_t size;
   {
-    std::lock_guard lock(*entry_mu_);
+    MutexLock lock(entry_mu_);
     local_path = entry_->local_path;
     key = entry_->keys.empty() ? "" : entry_->keys.front();
     size = entry_->size;
   }
   if (!local_path.empty()) {
     // Not uploaded yet (or pinned): the local copy is the only one.
-    std::lock_guard lock(fd_mu_);
+    MutexLock lock(&fd_mu_);
     if (local_fd_ < 0 || local_fd_path_ != local_path) {
       if (local_fd_ >= 0) ::close(local_fd_);
       local_fd_ = ::open(local_path.c_str(), O_RDONLY | O_CLOEXEC);

@@ -5,7 +5,7 @@
 #pragma once
 
 #include <memory>
-#include <mutex>
+#include "util/mutex.h"
 #include <string>
 
 #include <rocksdb/file_system.h>
@@ -89,7 +89,7 @@ class WalWriter : public rocksdb::FSWritableFile {
 class BucketReader : public rocksdb::FSRandomAccessFile {
  public:
   BucketReader(BucketFileSystem* fs, std::shared_ptr<BucketFileSystem::Entry> entry,
-               std::mutex* entry_mu);
+               Mutex* entry_mu);
   ~BucketReader() override;
   rocksdb::IOStatus Read(uint64_t offset, size_t n, const rocksdb::IOOptions& o,
                          rocksdb::Slice* result, char* scratch,
@@ -98,10 +98,10 @@ class BucketReader : public rocksdb::FSRandomAccessFile {
  private:
   BucketFileSystem* fs_;
   std::shared_ptr<BucketFileSystem::Entry> entry_;
-  std::mutex* entry_mu_;  // the file system's lock over entries
-  mutable std::mutex fd_mu_;
-  mutable int local_fd_ = -1;
-  mutable std::string local_fd_path_;
+  Mutex* entry_mu_;  // the file system's lock over entries
+  mutable Mutex fd_mu_;
+  mutable int local_fd_ GUARDED_BY(fd_mu_) = -1;
+  mutable std::string local_fd_path_ GUARDED_BY(fd_mu_);
 };
 
 }  // namespace pail::engine

@@ -100,7 +100,7 @@ std::string BucketFileSystem::FileNameOf(const std::string& path) const {
 }
 
 std::shared_ptr<BucketFileSystem::Entry> BucketFileSystem::Find(const std::string& name) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   auto it = files_.find(name);
   return it == files_.end() ? nullptr : it->second;
 }
@@ -132,7 +132,7 @@ IOStatus BucketFileSystem::UploadWhole(const std::string& name, const std::strin
   auto put = store_->Put(key, object);
   if (!put.ok()) return ToIOStatus(put.status().WithContext("uploading " + name));
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     auto it = files_.find(name);
     if (it != files_.end()) {
       it->second->keys = {key};
@@ -148,7 +148,7 @@ IOStatus BucketFileSystem::UploadWhole(const std::string& name, const std::strin
 }
 
 void BucketFileSystem::FinishWrite(const std::string& name) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   auto it = files_.find(name);
   if (it == files_.end() || it->second->keys.empty()) return;
   it->second->local_path.clear();
@@ -162,7 +162,7 @@ IOStatus BucketFileSystem::EnsureLocal(const std::string& name, std::string* loc
   if (!e) return IOStatus::PathNotFound(name);
   std::string key;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     if (!e->local_path.empty()) {
       *local_path = e->local_path;
       return IOStatus::OK();
@@ -183,7 +183,7 @@ IOStatus BucketFileSystem::EnsureLocal(const std::string& name, std::string* loc
   std::string path = cache_dir_ + "/pinned/" + name;
   Status s = WriteLocalFile(path, *body);
   if (!s.ok()) return ToIOStatus(s);
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   e->local_path = path;
   *local_path = path;
   return IOStatus::OK();
@@ -225,7 +225,7 @@ IOStatus BucketFileSystem::NewWritableFile(const std::string& f, const rocksdb::
     e->kind = Entry::Kind::kWal;
     auto state = std::make_shared<WalState>();
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(&mu_);
       wal_states_[*log] = state;
     }
     r->reset(new WalWriter(state));
@@ -236,7 +236,7 @@ IOStatus BucketFileSystem::NewWritableFile(const std::string& f, const rocksdb::
     e->local_path = path;
     r->reset(new WholeFileWriter(this, name, path, fd, !EndsWith(name, kTempSuffix)));
   }
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   auto it = files_.find(name);
   if (it != files_.end()) {
     for (auto& key : it->second->keys) {
@@ -288,7 +288,7 @@ IOStatus BucketFileSystem::GetChildren(const std::string& dir, const rocksdb::IO
                                        std::vector<std::string>* r, rocksdb::IODebugContext* dbg) {
   if (dir != db_path_) return target()->GetChildren(dir, o, r, dbg);
   r->clear();
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   for (const auto& [name, e] : files_) r->push_back(name);
   return IOStatus::OK();
 }
@@ -299,7 +299,7 @@ IOStatus BucketFileSystem::DeleteFile(const std::string& f, const rocksdb::IOOpt
   if (name.empty()) return target()->DeleteFile(f, o, dbg);
   std::shared_ptr<Entry> e;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     auto it = files_.find(name);
     if (it == files_.end()) return IOStatus::PathNotFound(f);
     e = it->second;
@@ -309,7 +309,7 @@ IOStatus BucketFileSystem::DeleteFile(const std::string& f, const rocksdb::IOOpt
       if (auto log = LogNumberOf(name)) {
         // Its data is in SSTs now; unpublished bytes need not go up.
         wal_states_.erase(*log);
-        std::lock_guard parts_lock(parts_mu_);
+        MutexLock parts_lock(&parts_mu_);
         keys = wal_parts_by_log_[*log];
         wal_parts_by_log_.erase(*log);
       }
@@ -325,14 +325,14 @@ IOStatus BucketFileSystem::GetFileSize(const std::string& f, const rocksdb::IOOp
                                        uint64_t* size, rocksdb::IODebugContext* dbg) {
   std::string name = FileNameOf(f);
   if (name.empty()) return target()->GetFileSize(f, o, size, dbg);
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   auto it = files_.find(name);
   if (it == files_.end()) return IOStatus::PathNotFound(f);
   *size = it->second->size;
   auto log = LogNumberOf(name);
   if (log && it->second->epoch == epoch_ && wal_states_.count(*log)) {
     auto& state = wal_states_[*log];
-    std::lock_guard state_lock(state->mu);
+    MutexLock state_lock(&state->mu);
     *size = state->published + state->pending.size();
   }
   return IOStatus::OK();
@@ -362,7 +362,7 @@ IOStatus BucketFileSystem::RenameFile(const std::string& src, const std::string&
     return IOStatus::IOError("rename " + local + ": " + std::strerror(errno));
   }
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     auto e = std::make_shared<Entry>();
     e->epoch = epoch_;
     e->local_path = new_path;
@@ -378,7 +378,7 @@ IOStatus BucketFileSystem::RenameFile(const std::string& src, const std::string&
   }
   s = UploadWhole(to, new_path);
   if (!s.ok()) return s;
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   auto old_from = files_.find(from);
   if (old_from != files_.end()) {
     QueueDeletion(old_from->second->keys);

@@ -25,7 +25,7 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
+#include "util/mutex.h"
 #include <set>
 #include <string>
 #include <vector>
@@ -110,15 +110,18 @@ class BucketFileSystem : public rocksdb::FileSystemWrapper {
   struct Entry;
   rocksdb::IOStatus UploadWhole(const std::string& name, const std::string& local_path);
   // Publishes every WAL byte appended so far, oldest log first, as WAL
-  // parts. On failure the bytes stay pending for the next call.
+  // parts. On failure the bytes stay pending for the next call. When no
+  // part goes up it checks that this process is still the writer instead.
+  // Call it only when something was written since its last success.
   Status PublishWals();
   uint64_t PendingWalBytes();
 
   // What a WAL file holds that is not yet in the bucket.
+  // Its mu is taken after the file system's mu_ and wal_mu_.
   struct WalState {
-    std::mutex mu;
-    std::string pending;     // appended, not yet published
-    uint64_t published = 0;  // bytes of the log already in the bucket
+    Mutex mu;
+    std::string pending GUARDED_BY(mu);     // appended, not yet published
+    uint64_t published GUARDED_BY(mu) = 0;  // bytes of the log already in the bucket
   };
   // A closed, uploaded file: its local copy now belongs to the DiskCache.
   void FinishWrite(const std::string& name);
@@ -137,12 +140,13 @@ class BucketFileSystem : public rocksdb::FileSystemWrapper {
   Status SealOlderEpochs(const std::vector<ObjectMeta>& listing,
                          std::map<uint64_t, std::vector<std::pair<uint64_t, std::string>>>* parts);
   Status RebuildNamespace(
-      const std::map<uint64_t, std::vector<std::pair<uint64_t, std::string>>>& wal_parts);
+      const std::map<uint64_t, std::vector<std::pair<uint64_t, std::string>>>& wal_parts)
+      REQUIRES(mu_);
   // The file name if `path` is in the database directory, else "".
   std::string FileNameOf(const std::string& path) const;
   std::shared_ptr<Entry> Find(const std::string& name);
   rocksdb::IOStatus EnsureLocal(const std::string& name, std::string* local_path);
-  void QueueDeletion(const std::vector<std::string>& keys);
+  void QueueDeletion(const std::vector<std::string>& keys) REQUIRES(mu_);
 
   std::shared_ptr<ObjectStore> store_;
   std::string cache_dir_;
@@ -157,25 +161,33 @@ class BucketFileSystem : public rocksdb::FileSystemWrapper {
   // older epoch's CURRENT, so objects outside our lineage may go.
   std::atomic<bool> current_published_{false};
 
-  mutable std::mutex mu_;  // guards files_, garbage_, live_files_
-  std::map<std::string, std::shared_ptr<Entry>> files_;
-  std::vector<std::string> garbage_;
-  std::function<std::set<std::string>()> live_files_;
+  // Guards files_ (and the entries in it), garbage_, live_files_.
+  mutable Mutex mu_ ACQUIRED_AFTER(wal_mu_);
+  std::map<std::string, std::shared_ptr<Entry>> files_ GUARDED_BY(mu_);
+  std::vector<std::string> garbage_ GUARDED_BY(mu_);
+  std::function<std::set<std::string>()> live_files_ GUARDED_BY(mu_);
 
   // Publishes `bytes` (log `log_number` from `offset`) as the next part and
   // returns how many of them are now in the bucket: fewer than all when a
   // part of ours whose response was lost is found at our sequence number.
-  Result<size_t> PublishWalPart(uint64_t log_number, uint64_t offset, std::string_view bytes);
+  Result<size_t> PublishWalPart(uint64_t log_number, uint64_t offset, std::string_view bytes)
+      REQUIRES(wal_mu_);
   // Records this epoch's part `key` of `log_number`, now in the bucket.
-  void RecordPublishedPart(uint64_t log_number, const std::string& key);
+  void RecordPublishedPart(uint64_t log_number, const std::string& key) EXCLUDES(parts_mu_);
 
-  std::map<uint64_t, std::shared_ptr<WalState>> wal_states_;  // guarded by mu_
-  std::mutex wal_mu_;  // serialises WAL part publication, in sequence order
-  uint64_t next_wal_seq_ = 0;
-  std::mutex parts_mu_;  // a leaf lock over the two members below
-  std::map<uint64_t, std::vector<std::string>> wal_parts_by_log_;  // this epoch's parts
-  std::string newest_wal_part_;  // never deleted: it marks where the sequence is
-  std::vector<std::string> retained_wal_parts_;  // guarded by mu_
+  std::map<uint64_t, std::shared_ptr<WalState>> wal_states_ GUARDED_BY(mu_);
+  Mutex wal_mu_;  // serialises WAL part publication, in sequence order
+  uint64_t next_wal_seq_ GUARDED_BY(wal_mu_) = 0;
+  uint64_t parts_put_ GUARDED_BY(wal_mu_) = 0;  // parts this process created
+  Mutex parts_mu_ ACQUIRED_AFTER(mu_, wal_mu_);  // a leaf lock over the two members below
+  // This epoch's parts.
+  std::map<uint64_t, std::vector<std::string>> wal_parts_by_log_ GUARDED_BY(parts_mu_);
+  // Never deleted: it marks where the sequence is.
+  std::string newest_wal_part_ GUARDED_BY(parts_mu_);
+  std::vector<std::string> retained_wal_parts_ GUARDED_BY(mu_);
+  // Each older epoch's last data part before its seal. Collected, its key
+  // is overwritten by a seal instead of deleted (bucket_gc.cc).
+  std::set<std::string> ends_of_sealed_wals_ GUARDED_BY(mu_);
 };
 
 }  // namespace pail::engine

@@ -8,6 +8,7 @@
 #include "engine/bucket_files.h"
 #include "engine/bucket_fs.h"
 #include "engine/bucket_layout.h"
+#include "engine/wal_part.h"
 #include "util/failpoint.h"
 
 namespace pail::engine {
@@ -28,7 +29,7 @@ Status BucketFileSystem::CheckStillWriter() {
 }
 
 std::set<uint64_t> BucketFileSystem::Lineage() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   std::set<uint64_t> out{epoch_};
   for (const auto& [name, e] : files_) {
     if (e->kind == Entry::Kind::kWhole) out.insert(e->epoch);
@@ -37,12 +38,12 @@ std::set<uint64_t> BucketFileSystem::Lineage() {
 }
 
 void BucketFileSystem::SetLiveFilesProvider(std::function<std::set<std::string>()> provider) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   live_files_ = std::move(provider);
 }
 
 bool BucketFileSystem::HasGarbage() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   return !garbage_.empty() && current_published_;
 }
 
@@ -55,7 +56,7 @@ Status BucketFileSystem::CollectGarbage() {
   std::vector<std::string> keys;
   std::function<std::set<std::string>()> live_provider;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     if (garbage_.empty() || fenced_) return Status::OK();
     keys.swap(garbage_);
     keys.insert(keys.end(), retained_wal_parts_.begin(), retained_wal_parts_.end());
@@ -63,7 +64,7 @@ Status BucketFileSystem::CollectGarbage() {
     live_provider = live_files_;
   }
   auto requeue = [&](const std::vector<std::string>& back) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     garbage_.insert(garbage_.end(), back.begin(), back.end());
   };
   // Only the bucket's current owner may delete: a newer writer may still
@@ -77,7 +78,7 @@ Status BucketFileSystem::CollectGarbage() {
   std::set<std::string> live = live_provider ? live_provider() : std::set<std::string>{};
   std::string newest_part;
   {
-    std::lock_guard lock(parts_mu_);
+    MutexLock lock(&parts_mu_);
     newest_part = newest_wal_part_;
   }
   std::vector<std::string> failed, kept;
@@ -93,7 +94,7 @@ Status BucketFileSystem::CollectGarbage() {
     auto k = ParseDbKey(key);
     if (k && !k->is_wal_part && live.count(k->file)) {
       // Belt and braces: RocksDB says it still needs a file of this name.
-      std::lock_guard lock(mu_);
+      MutexLock lock(&mu_);
       auto it = files_.find(k->file);
       if (it != files_.end() && !it->second->keys.empty() && it->second->keys.front() == key) continue;
     }
@@ -104,13 +105,28 @@ Status BucketFileSystem::CollectGarbage() {
       failed.push_back(key);
       continue;
     }
-    if (!store_->Delete(key).ok()) {
+    // The last part before an older epoch's seal: its writer, fenced but
+    // perhaps alive and unaware, may be retrying this sequence number after
+    // a lost response. A free slot would take its part and let its Sync
+    // succeed, though no opener replays anything after the seal. A seal in
+    // the slot fences it instead.
+    bool end_of_sealed;
+    {
+      MutexLock lock(&mu_);
+      end_of_sealed = ends_of_sealed_wals_.count(key) > 0;
+    }
+    Status gone = end_of_sealed ? store_->Put(key, EncodeWalSeal(epoch_)).status() : store_->Delete(key);
+    if (gone.ok() && end_of_sealed) {
+      MutexLock lock(&mu_);
+      ends_of_sealed_wals_.erase(key);
+    }
+    if (!gone.ok()) {
       failed.push_back(key);
       if (k && k->is_wal_part) stalled.insert(k->epoch);
     }
   }
   requeue(failed);
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   // Kept parts wait outside garbage_, so they alone never wake the collector.
   retained_wal_parts_.insert(retained_wal_parts_.end(), kept.begin(), kept.end());
   return Status::OK();

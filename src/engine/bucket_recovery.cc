@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <ctime>
@@ -90,14 +91,20 @@ Status BucketFileSystem::SealOlderEpochs(
     // A finished epoch (sealed, its data collected) costs no request: nothing
     // can follow a seal, so there is nothing to read or to seal. A closing
     // seal is collected too: its writer will publish nothing more.
-    if (seqs.size() == 1 && IsSealSize(seqs.begin()->second.size)) {
-      if (seqs.begin()->second.size == kWalClosingSealBytes) {
-        std::lock_guard lock(mu_);
+    // (A sealed epoch's last data part is overwritten by a seal when it is
+    // collected, bucket_gc.cc: two seals are finished too.)
+    const bool only_seals = !seqs.empty() && std::all_of(seqs.begin(), seqs.end(), [](const auto& p) {
+      return IsSealSize(p.second.size);
+    });
+    if (only_seals) {
+      if (seqs.size() == 1 && seqs.begin()->second.size == kWalClosingSealBytes) {
+        MutexLock lock(&mu_);
         QueueDeletion({seqs.begin()->second.key});
       }
       continue;
     }
     WalContinuity continuity;
+    std::string last_data_key;  // the data part just before the seal
     // Listed parts in order (gaps are parts of dropped logs), then the
     // sequence's end, which is sealed unless the writer gets there first.
     std::vector<uint64_t> order;
@@ -121,6 +128,7 @@ Status BucketFileSystem::SealOlderEpochs(
       PAIL_ASSIGN_OR_RETURN(WalPart part, DecodeWalPart(std::move(*body), key));
       if (part.is_seal) break;
       (*logs)[epoch].push_back({part.log_number, key});
+      last_data_key = key;
       auto replay = continuity.Accept(part, key);
       if (!replay.ok()) {
         return replay.status().WithContext(
@@ -135,9 +143,13 @@ Status BucketFileSystem::SealOlderEpochs(
       ::close(fd);
       if (n != static_cast<ssize_t>(part.bytes.size())) return Status::IOError("short write " + path);
     }
+    if (!last_data_key.empty()) {
+      MutexLock lock(&mu_);
+      ends_of_sealed_wals_.insert(last_data_key);
+    }
   }
   // Every older epoch is sealed now; its fence has done its job.
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   for (uint64_t e : older_fences_) QueueDeletion({FenceKey(e)});
   return Status::OK();
 }
@@ -157,6 +169,9 @@ Status BucketFileSystem::RebuildNamespace(
     if (data && evidence.empty()) evidence = meta.key;
   }
   if (current_epoch == 0 && !evidence.empty()) {
+    // A newer opener that finished while we were sealing may have collected
+    // every CURRENT older than ours: then we are overtaken, not damaged.
+    PAIL_RETURN_IF_ERROR(CheckStillWriter());
     // RocksDB would start an empty database and delete every file it finds.
     return Status::Corruption(
         "bucket " + store_->Describe() + " holds database files (" + evidence +
@@ -170,7 +185,7 @@ Status BucketFileSystem::RebuildNamespace(
   // cannot miss one.
   std::set<uint64_t> lineage;
   std::string manifest_name;
-  auto pin = [&](uint64_t epoch, const std::string& name, std::string body) {
+  auto pin = [&](uint64_t epoch, const std::string& name, std::string body) REQUIRES(mu_) {
     std::string path = cache_dir_ + "/pinned/" + name;
     PAIL_RETURN_IF_ERROR(WriteLocalFile(path, body));
     auto e = std::make_shared<Entry>();
@@ -274,7 +289,7 @@ Status BucketFileSystem::Recover() {
   std::map<uint64_t, std::vector<std::pair<uint64_t, std::string>>> wal_parts;
   PAIL_RETURN_IF_ERROR(SealOlderEpochs(listing, &wal_parts));
   PAIL_FAILPOINT("engine/open_after_seal");
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   PAIL_RETURN_IF_ERROR(RebuildNamespace(wal_parts));
   spdlog::info("bucket {}: writer epoch {}, {} database files", store_->Describe(), epoch_,
                files_.size());

@@ -18,8 +18,8 @@ Status TakenOver(const ObjectStore& store) {
 }  // namespace
 
 void BucketFileSystem::RecordPublishedPart(uint64_t log_number, const std::string& key) {
-  std::lock_guard lock(mu_);
-  std::lock_guard parts_lock(parts_mu_);
+  MutexLock lock(&mu_);
+  MutexLock parts_lock(&parts_mu_);
   newest_wal_part_ = key;
   if (!wal_states_.count(log_number)) {
     // DeleteFile dropped the log while this part was on its way: nothing
@@ -46,6 +46,7 @@ Result<size_t> BucketFileSystem::PublishWalPart(uint64_t log_number, uint64_t of
   auto put = store_->PutIfAbsent(key, EncodeWalPart(log_number, offset, bytes));
   if (put.ok()) {
     PAIL_FAILPOINT("engine/wal_after_publish");
+    ++parts_put_;
     ++next_wal_seq_;
     RecordPublishedPart(log_number, key);
     return bytes.size();
@@ -62,7 +63,7 @@ Result<size_t> BucketFileSystem::PublishWalPart(uint64_t log_number, uint64_t of
   }
   bool dropped_log;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     dropped_log = found.log_number != log_number && !wal_states_.count(found.log_number);
   }
   bool lost_response = found.log_number == log_number && found.offset == offset &&
@@ -77,17 +78,18 @@ Result<size_t> BucketFileSystem::PublishWalPart(uint64_t log_number, uint64_t of
 }
 
 Status BucketFileSystem::PublishWals() {
-  std::lock_guard publish_lock(wal_mu_);
+  MutexLock publish_lock(&wal_mu_);
   std::vector<std::pair<uint64_t, std::shared_ptr<WalState>>> logs;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     logs.assign(wal_states_.begin(), wal_states_.end());
   }
+  const uint64_t parts_before = parts_put_;
   for (auto& [log, state] : logs) {
     std::string bytes;
     uint64_t offset;
     {
-      std::lock_guard lock(state->mu);
+      MutexLock lock(&state->mu);
       bytes.swap(state->pending);
       offset = state->published;
     }
@@ -101,7 +103,7 @@ Status BucketFileSystem::PublishWals() {
       }
       done += *published;
     }
-    std::lock_guard lock(state->mu);
+    MutexLock lock(&state->mu);
     state->published += done;
     if (!s.ok()) {
       // Keep the unpublished bytes, in order, for the next attempt.
@@ -109,11 +111,19 @@ Status BucketFileSystem::PublishWals() {
       return s;
     }
   }
+  // No part went up although the caller has writes to make durable: a
+  // flush took them into an SST whose manifest went up before this call.
+  // That manifest counts only if no newer writer pinned the bucket's state
+  // before it landed, so check that none exists now. (A part created now
+  // proves as much: a sealer reads every part before its seal and pins
+  // CURRENT after sealing.) Without this, a fenced writer that flushed
+  // acknowledged a Sync the newer writer never sees.
+  if (parts_put_ == parts_before) return CheckStillWriter();
   return Status::OK();
 }
 
 Status BucketFileSystem::SealOwnWal() {
-  std::lock_guard publish_lock(wal_mu_);
+  MutexLock publish_lock(&wal_mu_);
   if (fenced_) return TakenOver(*store_);
   std::string key = WalPartKey(epoch_, next_wal_seq_);
   auto put = store_->PutIfAbsent(key, EncodeWalSeal(epoch_, /*closing=*/true));
@@ -129,16 +139,16 @@ Status BucketFileSystem::SealOwnWal() {
     return put.status().WithContext("sealing this writer's WAL");
   }
   ++next_wal_seq_;
-  std::lock_guard lock(parts_mu_);
+  MutexLock lock(&parts_mu_);
   newest_wal_part_ = key;
   return Status::OK();
 }
 
 uint64_t BucketFileSystem::PendingWalBytes() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   uint64_t total = 0;
   for (auto& [log, state] : wal_states_) {
-    std::lock_guard state_lock(state->mu);
+    MutexLock state_lock(&state->mu);
     total += state->pending.size();
   }
   return total;

@@ -37,41 +37,38 @@ uint64_t DiskCache::ExtentLength(const Entry& e, uint64_t extent) {
 }
 
 void DiskCache::AddComplete(const std::string& key, uint64_t size) {
-  auto e = std::make_shared<Entry>();
-  e->key = key;
-  e->size = size;
-  e->fd = ::open(PathFor(key).c_str(), O_RDWR | O_CLOEXEC);
-  if (e->fd < 0) return;  // not cached; reads will fetch
-  e->present.assign((size + kCacheExtentBytes - 1) / kCacheExtentBytes, true);
-  e->present_bytes = size;
+  int fd = ::open(PathFor(key).c_str(), O_RDWR | O_CLOEXEC);
+  if (fd < 0) return;  // not cached; reads will fetch
+  auto e = std::make_shared<Entry>(key, size, fd, /*complete=*/true);
+  std::shared_ptr<Entry> old;
   {
-    std::lock_guard lock(mu_);
-    auto old = entries_.find(key);
-    if (old != entries_.end()) {
-      total_ -= old->second->present_bytes;
-      lru_.erase(old->second->lru);
-      if (old->second->fd >= 0) ::close(old->second->fd);
+    MutexLock lock(&mu_);
+    auto it = entries_.find(key);
+    if (it != entries_.end()) {
+      old = it->second;
+      lru_.erase(old->lru);
+      entries_.erase(it);
     }
     lru_.push_front(key);
     e->lru = lru_.begin();
     entries_[key] = e;
     total_ += size;
   }
+  // A reader of the old entry may still be using its file: wait for it.
+  if (old) Forget(*old);
   EvictOverBudget();
 }
 
 std::shared_ptr<DiskCache::Entry> DiskCache::GetEntry(const std::string& key, uint64_t size) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   auto it = entries_.find(key);
   if (it != entries_.end()) {
     lru_.splice(lru_.begin(), lru_, it->second->lru);
     return it->second;
   }
-  auto e = std::make_shared<Entry>();
-  e->key = key;
-  e->size = size;
-  e->fd = ::open(PathFor(key).c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  e->present.assign((size + kCacheExtentBytes - 1) / kCacheExtentBytes, false);
+  auto e = std::make_shared<Entry>(
+      key, size, ::open(PathFor(key).c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600),
+      /*complete=*/false);
   lru_.push_front(key);
   e->lru = lru_.begin();
   entries_[key] = e;
@@ -102,7 +99,7 @@ Status DiskCache::Fill(Entry& e, uint64_t first, uint64_t last) {
     }
   }
   e.present_bytes += added;
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   total_ += added;
   return Status::OK();
 }
@@ -113,7 +110,7 @@ Result<size_t> DiskCache::Read(const std::string& key, uint64_t size, uint64_t o
   n = static_cast<size_t>(std::min<uint64_t>(n, size - offset));
   auto e = GetEntry(key, size);
   {
-    std::lock_guard lock(e->mu);
+    MutexLock lock(&e->mu);
     if (e->fd < 0) return Status::IOError("cannot create cache file " + PathFor(key));
     uint64_t first = offset / kCacheExtentBytes, last = (offset + n - 1) / kCacheExtentBytes;
     // One ranged GET per contiguous run of missing extents.
@@ -142,7 +139,7 @@ Result<size_t> DiskCache::Read(const std::string& key, uint64_t size, uint64_t o
 void DiskCache::Remove(const std::string& key) {
   std::shared_ptr<Entry> e;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     auto it = entries_.find(key);
     if (it != entries_.end()) {
       e = it->second;
@@ -150,18 +147,20 @@ void DiskCache::Remove(const std::string& key) {
       entries_.erase(it);
     }
   }
-  if (e) {
-    std::lock_guard lock(e->mu);
-    {
-      std::lock_guard g(mu_);
-      total_ -= e->present_bytes;
-    }
-    e->present_bytes = 0;
-    e->present.assign(e->present.size(), false);
-    if (e->fd >= 0) ::close(e->fd);
-    e->fd = -1;
-  }
+  if (e) Forget(*e);
   ::unlink(PathFor(key).c_str());
+}
+
+void DiskCache::Forget(Entry& e) {
+  MutexLock lock(&e.mu);
+  {
+    MutexLock g(&mu_);
+    total_ -= e.present_bytes;
+  }
+  e.present_bytes = 0;
+  e.present.assign(e.present.size(), false);
+  if (e.fd >= 0) ::close(e.fd);
+  e.fd = -1;
 }
 
 void DiskCache::EvictOverBudget() {
@@ -169,30 +168,32 @@ void DiskCache::EvictOverBudget() {
   for (size_t tries = entries_size();; --tries) {
     std::shared_ptr<Entry> victim;
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(&mu_);
       if (total_ <= budget_ || lru_.empty() || tries == 0) return;
       victim = entries_[lru_.back()];
       lru_.splice(lru_.begin(), lru_, victim->lru);  // a busy victim is not retried at once
     }
-    std::unique_lock elock(victim->mu, std::try_to_lock);
-    if (!elock.owns_lock() || victim->present_bytes == 0) continue;
-    // Punching the hole keeps the file and any open reader's view valid.
-    ::fallocate(victim->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0,
-                static_cast<off_t>(victim->size));
-    victim->present.assign(victim->present.size(), false);
-    std::lock_guard lock(mu_);
-    total_ -= victim->present_bytes;
-    victim->present_bytes = 0;
+    if (!victim->mu.TryLock()) continue;
+    if (victim->present_bytes != 0) {
+      // Punching the hole keeps the file and any open reader's view valid.
+      ::fallocate(victim->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0,
+                  static_cast<off_t>(victim->size));
+      victim->present.assign(victim->present.size(), false);
+      MutexLock lock(&mu_);
+      total_ -= victim->present_bytes;
+      victim->present_bytes = 0;
+    }
+    victim->mu.Unlock();
   }
 }
 
 size_t DiskCache::entries_size() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   return entries_.size();
 }
 
 uint64_t DiskCache::cached_bytes() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   return total_;
 }
 

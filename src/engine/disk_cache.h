@@ -13,7 +13,7 @@
 #include <cstdint>
 #include <list>
 #include <memory>
-#include <mutex>
+#include "util/mutex.h"
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -46,27 +46,34 @@ class DiskCache {
 
  private:
   struct Entry {
+    // A new entry, all extents present when `complete`.
+    Entry(std::string k, uint64_t s, int f, bool complete)
+        : key(std::move(k)), size(s), fd(f),
+          present((s + kCacheExtentBytes - 1) / kCacheExtentBytes, complete),
+          present_bytes(complete ? s : 0) {}
     std::string key;
     uint64_t size = 0;
     int fd = -1;
-    std::vector<bool> present;  // one per extent
-    uint64_t present_bytes = 0;
+    Mutex mu;  // guards fd contents, present, present_bytes; taken before mu_
+    std::vector<bool> present GUARDED_BY(mu);  // one per extent
+    uint64_t present_bytes GUARDED_BY(mu) = 0;
     std::list<std::string>::iterator lru;
-    std::mutex mu;  // guards fd contents, present, present_bytes
   };
   std::shared_ptr<Entry> GetEntry(const std::string& key, uint64_t size);
-  Status Fill(Entry& e, uint64_t first_extent, uint64_t last_extent);
+  Status Fill(Entry& e, uint64_t first_extent, uint64_t last_extent) REQUIRES(e.mu);
   void EvictOverBudget();
+  // Empties an entry already taken out of the map and closes its file.
+  void Forget(Entry& e) EXCLUDES(mu_);
   size_t entries_size() const;
   static uint64_t ExtentLength(const Entry& e, uint64_t extent);
 
   std::shared_ptr<ObjectStore> store_;
   std::string dir_;
   uint64_t budget_;
-  mutable std::mutex mu_;  // guards entries_, lru_, total_
-  std::unordered_map<std::string, std::shared_ptr<Entry>> entries_;
-  std::list<std::string> lru_;  // front = most recent
-  uint64_t total_ = 0;
+  mutable Mutex mu_;  // taken after an Entry's mu, never before
+  std::unordered_map<std::string, std::shared_ptr<Entry>> entries_ GUARDED_BY(mu_);
+  std::list<std::string> lru_ GUARDED_BY(mu_);  // front = most recent
+  uint64_t total_ GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace pail::engine

@@ -1,6 +1,5 @@
 #include "engine/engine.h"
 
-#include <condition_variable>
 #include <thread>
 
 #include <rocksdb/cache.h>
@@ -49,12 +48,26 @@ Result<Compression> ParseCompression(const std::string& spec) {
   return Status::InvalidArgument("compression '" + spec + "': use zstd-N (1..22), lz4 or none");
 }
 
+// The engine's Env on a clock of the caller's choosing.
+class ClockedEnv : public rocksdb::EnvWrapper {
+ public:
+  ClockedEnv(std::unique_ptr<rocksdb::Env> target, std::shared_ptr<rocksdb::SystemClock> clock)
+      : EnvWrapper(std::move(target)) {
+    system_clock_ = std::move(clock);
+  }
+  static const char* kClassName() { return "PailClockedEnv"; }
+  const char* Name() const override { return kClassName(); }
+};
+
 // Unpublished WAL bytes allowed in memory before writes wait for the bucket.
 constexpr uint64_t kMaxPendingWalBytes = 256ull << 20;
 
 class EngineImpl : public Engine {
  public:
-  ~EngineImpl() override { Close(); }
+  ~EngineImpl() override {
+    Status s = Close();
+    if (!s.ok()) spdlog::warn("engine: closing on destruction: {}", s.ToString());
+  }
 
   Status Init(EngineOptions options) {
     options_ = std::move(options);
@@ -62,6 +75,7 @@ class EngineImpl : public Engine {
     PAIL_ASSIGN_OR_RETURN(fs_, BucketFileSystem::Open(BucketFsOptions{
                                    options_.store, options_.cache_dir, options_.disk_cache_bytes}));
     env_ = rocksdb::NewCompositeEnv(fs_);
+    if (options_.clock) env_ = std::make_unique<ClockedEnv>(std::move(env_), options_.clock);
 
     rocksdb::Options db_options;
     db_options.env = env_.get();
@@ -101,6 +115,7 @@ class EngineImpl : public Engine {
       cf.compression_opts.level = compression.level;
       cf.bottommost_compression = compression.type;
       cf.write_buffer_size = 64 << 20;
+      cf.disable_auto_compactions = !options_.background_work;
       if (large_values) {
         cf.enable_blob_files = true;
         cf.min_blob_size = 1024;
@@ -132,7 +147,10 @@ class EngineImpl : public Engine {
       }
       return live;
     });
-    synced_seq_ = db_->GetLatestSequenceNumber();
+    {
+      MutexLock lock(&sync_mu_);
+      synced_seq_ = db_->GetLatestSequenceNumber();
+    }
     flusher_ = std::thread([this] { FlushLoop(); });
     spdlog::info("engine open on {} (epoch {})", options_.store->Describe(), fs_->epoch());
     return Status::OK();
@@ -148,8 +166,9 @@ class EngineImpl : public Engine {
   bool fenced() const override { return fs_ && fs_->fenced(); }
 
   EngineStats stats() const override {
-    std::lock_guard lock(sync_mu_);
-    return EngineStats{syncs_, fs_ ? fs_->epoch() : 0};
+    const uint64_t pending = fs_ ? fs_->PendingWalBytes() : 0;
+    MutexLock lock(&sync_mu_);
+    return EngineStats{syncs_, fs_ ? fs_->epoch() : 0, pending};
   }
 
   Status Write(rocksdb::WriteBatch* batch) override {
@@ -172,40 +191,49 @@ class EngineImpl : public Engine {
   Status Sync() override {
     if (fenced()) return FencedError();
     const uint64_t wanted = db_->GetLatestSequenceNumber();
-    std::unique_lock lock(sync_mu_);
+    MutexLock lock(&sync_mu_);
     // Group commit: one upload covers every caller that arrived before it began.
     while (sync_running_) {
-      sync_cv_.wait(lock);
+      sync_cv_.Wait();
       if (synced_seq_ >= wanted && last_sync_ok_) return Status::OK();
     }
     if (synced_seq_ >= wanted && wanted != 0 && last_sync_ok_) return Status::OK();
     sync_running_ = true;
     const uint64_t covering = db_->GetLatestSequenceNumber();
-    lock.unlock();
+    sync_mu_.Unlock();
     Status s = fs_->PublishWals();
-    lock.lock();
+    sync_mu_.Lock();
     sync_running_ = false;
     last_sync_ok_ = s.ok();
     if (s.ok()) {
       synced_seq_ = std::max(synced_seq_, covering);
       ++syncs_;
     }
-    sync_cv_.notify_all();
+    sync_cv_.SignalAll();
     return fenced() ? FencedError() : s;
+  }
+
+  Status CollectGarbage() override {
+    if (fenced()) return FencedError();
+    return fs_->CollectGarbage();
   }
 
   Status Close() override {
     {
-      std::lock_guard lock(stop_mu_);
+      MutexLock lock(&stop_mu_);
       if (closed_) return Status::OK();
       closed_ = true;
       stop_ = true;
     }
-    stop_cv_.notify_all();
+    stop_cv_.SignalAll();
     if (flusher_.joinable()) flusher_.join();
     Status result;
     if (db_) {
-      if (!fenced()) {
+      // A fenced engine cannot make its unsynced writes durable: say so
+      // rather than report a clean shutdown.
+      if (fenced()) {
+        result = FencedError();
+      } else {
         result = SyncForShutdown();
         // Flushing the memtables makes the WAL obsolete: the next open then
         // replays nothing and downloads no WAL part. Only an optimisation:
@@ -274,15 +302,17 @@ class EngineImpl : public Engine {
   }
 
   void FlushLoop() {
-    std::unique_lock lock(stop_mu_);
+    MutexLock lock(&stop_mu_);
     while (!stop_) {
-      stop_cv_.wait_for(lock, options_.flush_interval, [this] { return stop_; });
+      const auto tick = std::chrono::steady_clock::now() + options_.flush_interval;
+      while (!stop_ && stop_cv_.WaitUntil(tick)) {
+      }
       if (stop_) break;
-      lock.unlock();
+      stop_mu_.Unlock();
       // Only when something is dirty: an idle engine sends no request.
       bool dirty;
       {
-        std::lock_guard sync_lock(sync_mu_);
+        MutexLock sync_lock(&sync_mu_);
         dirty = db_->GetLatestSequenceNumber() > synced_seq_ || !last_sync_ok_;
       }
       if (!fenced() && dirty) {
@@ -292,7 +322,7 @@ class EngineImpl : public Engine {
       // A background flush or compaction that met a store error stopped
       // RocksDB's background work; try again each round (no request when
       // nothing is stopped).
-      if (!fenced()) {
+      if (options_.background_work && !fenced()) {
         rocksdb::Status resumed = db_->Resume();
         if (!resumed.ok() && !resumed.IsBusy()) {
           spdlog::warn("engine: resume after a store error failed: {}", resumed.ToString());
@@ -302,7 +332,7 @@ class EngineImpl : public Engine {
         Status s = fs_->CollectGarbage();
         if (!s.ok() && !s.IsFenced()) spdlog::warn("garbage collection: {}", s.ToString());
       }
-      lock.lock();
+      stop_mu_.Lock();
     }
   }
 
@@ -312,17 +342,17 @@ class EngineImpl : public Engine {
   std::unique_ptr<rocksdb::DB> db_;
   std::map<std::string, rocksdb::ColumnFamilyHandle*> handles_;
 
-  mutable std::mutex sync_mu_;
-  std::condition_variable sync_cv_;
-  bool sync_running_ = false;
-  bool last_sync_ok_ = true;
-  uint64_t synced_seq_ = 0;
-  uint64_t syncs_ = 0;
+  mutable Mutex sync_mu_;
+  CondVar sync_cv_{&sync_mu_};
+  bool sync_running_ GUARDED_BY(sync_mu_) = false;
+  bool last_sync_ok_ GUARDED_BY(sync_mu_) = true;
+  uint64_t synced_seq_ GUARDED_BY(sync_mu_) = 0;
+  uint64_t syncs_ GUARDED_BY(sync_mu_) = 0;
 
-  std::mutex stop_mu_;
-  std::condition_variable stop_cv_;
-  bool stop_ = false;
-  bool closed_ = false;
+  Mutex stop_mu_;
+  CondVar stop_cv_{&stop_mu_};
+  bool stop_ GUARDED_BY(stop_mu_) = false;
+  bool closed_ GUARDED_BY(stop_mu_) = false;
   std::thread flusher_;
 };
 

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include <rocksdb/db.h>
+#include <rocksdb/system_clock.h>
 #include <rocksdb/write_batch.h>
 
 #include "objstore/object_store.h"
@@ -48,11 +49,20 @@ struct EngineOptions {
   std::chrono::milliseconds shutdown_sync_timeout{30000};
   // Column families besides "default".
   std::vector<ColumnFamilySpec> column_families;
+  // False: no automatic compaction and no automatic resume after a store
+  // error; compaction runs only on CompactRange and a stopped database
+  // resumes at the next Write. The deterministic simulation sets this so
+  // that only its own steps make the engine talk to the bucket.
+  bool background_work = true;
+  // RocksDB's clock; null means the system's. The simulation passes one
+  // whose sleeps return at once (RocksDB waits a second after a failed flush).
+  std::shared_ptr<rocksdb::SystemClock> clock;
 };
 
 struct EngineStats {
   uint64_t syncs = 0;  // durable points reached (grouped Sync calls count once)
   uint64_t epoch = 0;  // this writer's epoch in the bucket
+  uint64_t pending_wal_bytes = 0;  // written, not yet published to the bucket
 };
 
 class Engine {
@@ -66,6 +76,9 @@ class Engine {
 
   virtual Status Write(rocksdb::WriteBatch* batch) = 0;
   virtual Status Sync() = 0;
+  // Deletes the objects of files the database no longer needs, unless a newer
+  // writer owns the bucket. The background flusher does this on its own.
+  virtual Status CollectGarbage() = 0;
   // Makes everything durable in the bucket and closes the database, in
   // bounded time: while the bucket is unreachable the final sync is retried
   // for shutdown_sync_timeout, then Close() fails, naming the bytes of

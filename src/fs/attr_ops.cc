@@ -46,6 +46,7 @@ FsStatus FileSystemImpl::Access(const Credentials& cred, Ino ino, int mask) {
 
 FsStatus FileSystemImpl::TruncateLocked(const Credentials& cred, Ino ino, InodeRecord& r,
                                         uint64_t size, Txn& txn) {
+  locks_.AssertHeld(ino);
   // Work on the engine's state only: unflushed data goes in first.
   FsStatus flushed = FlushFile(ino);
   if (!flushed.ok()) return flushed;
@@ -108,7 +109,7 @@ FsResult<Attr> FileSystemImpl::SetAttr(const Credentials& cred, Ino ino,
                                        const SetAttrRequest& req) {
   bool handle_writable = false;
   if (req.handle != 0) {
-    std::lock_guard<std::mutex> g(handles_mu_);
+    MutexLock g(&handles_mu_);
     auto it = handles_.find(req.handle);
     if (it == handles_.end() || it->second.ino != ino) return FsError{EBADF};
     handle_writable = (it->second.flags & O_ACCMODE) != O_RDONLY;

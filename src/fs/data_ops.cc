@@ -58,7 +58,7 @@ FsResult<uint64_t> FileSystemImpl::Open(const Credentials& cred, Ino ino, int fl
     FsStatus c = Commit(txn);
     if (!c.ok()) return c;
   }
-  std::lock_guard<std::mutex> g(handles_mu_);
+  MutexLock g(&handles_mu_);
   uint64_t handle = next_handle_++;
   handles_[handle] = OpenHandle{ino, flags};
   open_counts_[ino]++;
@@ -68,14 +68,14 @@ FsResult<uint64_t> FileSystemImpl::Open(const Credentials& cred, Ino ino, int fl
 FsStatus FileSystemImpl::Release(uint64_t handle) {
   Ino ino;
   {
-    std::lock_guard<std::mutex> g(handles_mu_);
+    MutexLock g(&handles_mu_);
     auto it = handles_.find(handle);
     if (it == handles_.end()) return FsError{EBADF};
     ino = it->second.ino;
   }
   InodeLocks lock(locks_, {ino});
   {
-    std::lock_guard<std::mutex> g(handles_mu_);
+    MutexLock g(&handles_mu_);
     if (handles_.erase(handle) == 0) return FsError{EBADF};  // a racing Release won
     auto it = open_counts_.find(ino);
     if (it != open_counts_.end() && --it->second == 0) open_counts_.erase(it);
@@ -152,7 +152,7 @@ FsResult<ReadResult> FileSystemImpl::ReadLocked(Ino ino, const InodeRecord& r, u
 FsResult<ReadResult> FileSystemImpl::Read(const Credentials& cred, Ino ino, uint64_t offset,
                                           uint32_t length, uint64_t handle) {
   if (handle != 0) {
-    std::lock_guard<std::mutex> g(handles_mu_);
+    MutexLock g(&handles_mu_);
     auto it = handles_.find(handle);
     if (it == handles_.end() || it->second.ino != ino) return FsError{EBADF};
     if ((it->second.flags & O_ACCMODE) == O_WRONLY) return FsError{EBADF};
@@ -187,7 +187,7 @@ FsResult<WriteResult> FileSystemImpl::Write(const Credentials& cred, Ino ino, ui
                                             std::string_view data, uint64_t handle) {
   bool append = false;
   if (handle != 0) {
-    std::lock_guard<std::mutex> g(handles_mu_);
+    MutexLock g(&handles_mu_);
     auto it = handles_.find(handle);
     if (it == handles_.end() || it->second.ino != ino) return FsError{EBADF};
     if ((it->second.flags & O_ACCMODE) == O_RDONLY) return FsError{EBADF};
@@ -196,12 +196,14 @@ FsResult<WriteResult> FileSystemImpl::Write(const Credentials& cred, Ino ino, ui
   if (!append && (offset > kMaxFileSize || data.size() > kMaxFileSize - offset)) {
     return FsError{EFBIG};
   }
-  // Big writes go in pieces so one request cannot hold more than a piece
-  // of unflushed data beyond the buffer's bound.
+  // Big writes go in pieces, no bigger than a file's share of the buffer,
+  // so one request cannot hold more than a piece of unflushed data.
+  const size_t piece_bytes =
+      std::min(kWritePieceBytes, std::max<size_t>(kChunkSize, options_.write_back_file_bytes));
   WriteResult total;
   size_t done = 0;
   do {
-    size_t n = std::min(kWritePieceBytes, data.size() - done);
+    size_t n = std::min(piece_bytes, data.size() - done);
     FsResult<WriteResult> piece =
         WritePiece(cred, ino, append ? 0 : offset + done, data.substr(done, n), append, handle != 0);
     if (!piece.ok()) {
@@ -221,8 +223,19 @@ FsResult<WriteResult> FileSystemImpl::WritePiece(const Credentials& cred, Ino in
   // A fenced engine takes no more writes; buffering them would only grow
   // memory that can never be flushed.
   if (engine_.fenced()) return FsError{EROFS};
+  // Memory is promised before anything is buffered, so the buffer stays
+  // bounded even while flushes fail. The bound covers every chunk the piece
+  // can touch (loaded whole, then grown), wherever an append lands.
+  const int64_t bound =
+      data.empty() ? 0 : static_cast<int64_t>((data.size() / kChunkSize + 2) * kChunkSize);
+  FsStatus reserved = ReserveMemory(bound);
+  if (!reserved.ok()) return reserved;
+  struct Release {
+    FileSystemImpl* fs;
+    int64_t bytes;
+    ~Release() { fs->ReleaseMemory(bytes); }
+  } release{this, bound};
   WriteResult result;
-  bool over_memory = false;
   {
     InodeLocks lock(locks_, {ino});
     FsResult<InodeRecord> r = LoadInode(ino);
@@ -238,7 +251,19 @@ FsResult<WriteResult> FileSystemImpl::WritePiece(const Credentials& cred, Ino in
       result.attr = ToAttr(ino, *r);
       return result;
     }
+    // Flush what the file already buffers when this piece would take it past
+    // its share, before copying: a write reported as failed must leave
+    // nothing behind that a later flush could store.
     DirtyFile* existing = FindDirty(ino);
+    if (existing != nullptr &&
+        existing->memory + static_cast<size_t>(bound) > options_.write_back_file_bytes) {
+      FsStatus s = FlushFile(ino);
+      if (!s.ok()) return s;
+      existing = FindDirty(ino);
+      FsResult<InodeRecord> flushed = LoadInode(ino);
+      if (!flushed.ok()) return flushed.status();
+      r = std::move(flushed);
+    }
     DirtyFile& f = existing != nullptr ? *existing : GetOrCreateDirty(ino, *r);
     uint64_t end = offset + data.size();
     uint64_t first = offset / kChunkSize;
@@ -296,24 +321,6 @@ FsResult<WriteResult> FileSystemImpl::WritePiece(const Credentials& cred, Ino in
     if (!cred.is_root()) f.inode.mode &= ~PrivilegeBitsToClear(f.inode);
     result.written = static_cast<uint32_t>(data.size());
     result.attr = ToAttr(ino, f.inode);
-    over_memory = dirty_memory_.load() > static_cast<int64_t>(options_.write_back_bytes);
-    if (f.memory >= options_.write_back_file_bytes || over_memory) {
-      FsStatus s = FlushFile(ino);
-      if (!s.ok()) return s;
-    }
-  }
-  if (dirty_memory_.load() > static_cast<int64_t>(options_.write_back_bytes)) {
-    // Other files hold the memory: let the flusher write them and wait, so
-    // the buffer stays bounded.
-    {
-      std::lock_guard<std::mutex> g(maint_mu_);
-      flush_requested_ = true;
-    }
-    maint_cv_.notify_one();
-    std::unique_lock<std::mutex> g(dirty_mu_);
-    memory_cv_.wait_for(g, std::chrono::seconds(5), [&] {
-      return dirty_memory_.load() <= static_cast<int64_t>(options_.write_back_bytes);
-    });
   }
   return result;
 }

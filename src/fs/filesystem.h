@@ -205,6 +205,14 @@ struct WriteResult {
   Attr attr;  // after the write
 };
 
+// A run of a file's bytes: stored data, or a hole that reads as zeros.
+struct Extent {
+  uint64_t offset = 0;
+  uint64_t length = 0;
+  bool data = false;
+  bool operator==(const Extent&) const = default;
+};
+
 struct DirEntry {
   std::string name;
   Ino ino = 0;
@@ -319,6 +327,21 @@ class FileSystem {
   // A handle opened with O_APPEND writes at the end of the file.
   virtual FsResult<WriteResult> Write(const Credentials& cred, Ino ino, uint64_t offset,
                                       std::string_view data, uint64_t handle = 0) = 0;
+  // Makes [offset, offset + length) read as zeros and frees its storage, as
+  // fallocate(PUNCH_HOLE | KEEP_SIZE): the size never changes and the part
+  // of the range past the end is ignored. Needs write access (the owner
+  // always passes, as for Write without a handle).
+  virtual FsResult<Attr> PunchHole(const Credentials& cred, Ino ino, uint64_t offset,
+                                   uint64_t length) = 0;
+  // The data and hole runs of [offset, min(offset + length, size)), in
+  // order, adjacent runs of one kind merged; at most max_extents of them (ask
+  // again from the end of the last one). Storage granularity is kChunkSize
+  // bytes, so a data run may hold zeros but a hole never holds data. What
+  // lseek SEEK_DATA/SEEK_HOLE and NBD block status need. Needs read access
+  // (the owner always passes).
+  virtual FsResult<std::vector<Extent>> MapExtents(const Credentials& cred, Ino ino,
+                                                   uint64_t offset, uint64_t length,
+                                                   size_t max_extents) = 0;
   // Makes the file's data and metadata durable (write-back flush + engine
   // Sync). Works on any inode, directories included.
   virtual FsStatus Fsync(const Credentials& cred, Ino ino) = 0;

@@ -72,6 +72,8 @@ Status FileSystemImpl::Init() {
     batch.Put(meta_, SystemKey(kSystemNextInode), next);
     batch.Put(meta_, StatsKey(0), EncodeStats({0, 1}));
     PAIL_RETURN_IF_ERROR(engine_.Write(&batch));
+    MutexLock ino_lock(&ino_mu_);
+    MutexLock shard_lock(&stats_[0].mu);
     next_ino_ = kRootIno + 1;
     reserved_ino_ = kRootIno + kInodeReservationBlock;
     stats_[0].inodes = 1;
@@ -98,13 +100,17 @@ Status FileSystemImpl::Init() {
     if (!rs.ok() || value.size() != 8) {
       return Status::Corruption("filesystem has no valid inode counter");
     }
-    reserved_ino_ = GetBigEndian64(value.data());
-    next_ino_ = reserved_ino_;  // the next create reserves a fresh block
+    {
+      MutexLock ino_lock(&ino_mu_);
+      reserved_ino_ = GetBigEndian64(value.data());
+      next_ino_ = reserved_ino_;  // the next create reserves a fresh block
+    }
     for (int i = 0; i < kStatsShards; ++i) {
       rs = db_->Get(rocksdb::ReadOptions(), meta_, StatsKey(i), &value);
       if (rs.IsNotFound()) continue;
       StatsValue v;
       if (!rs.ok() || !DecodeStats(value, &v)) return Status::Corruption("bad stats shard");
+      MutexLock shard_lock(&stats_[i].mu);
       stats_[i].used_bytes = static_cast<int64_t>(v.used_bytes);
       stats_[i].inodes = static_cast<int64_t>(v.inodes);
       stored_used_ += stats_[i].used_bytes;
@@ -117,14 +123,17 @@ Status FileSystemImpl::Init() {
 }
 
 Status FileSystemImpl::Close() {
-  std::lock_guard<std::mutex> close_guard(close_mu_);
+  MutexLock close_guard(&close_mu_);
   if (closed_) return Status::OK();
   {
-    std::lock_guard<std::mutex> g(maint_mu_);
+    MutexLock g(&maint_mu_);
     stopping_ = true;
   }
-  maint_cv_.notify_all();
-  memory_cv_.notify_all();
+  maint_cv_.SignalAll();
+  {
+    MutexLock g(&dirty_mu_);
+    memory_cv_.SignalAll();
+  }
   if (maintenance_.joinable()) maintenance_.join();
   FsStatus flushed = FlushAll();
   if (!flushed.ok()) {
@@ -222,7 +231,7 @@ void FileSystemImpl::RemoveEntry(Txn& txn, Ino dir, InodeRecord& d, std::string_
 }
 
 uint32_t FileSystemImpl::OpenCount(Ino ino) {
-  std::lock_guard<std::mutex> g(handles_mu_);
+  MutexLock g(&handles_mu_);
   auto it = open_counts_.find(ino);
   return it == open_counts_.end() ? 0 : it->second;
 }
@@ -276,7 +285,7 @@ FsStatus FileSystemImpl::Commit(Txn& txn) {
     // batches that carry the same shard in order.
     int shard = static_cast<int>(shard_rr_.fetch_add(1) % kStatsShards);
     StatsShard& sh = stats_[shard];
-    std::lock_guard<std::mutex> g(sh.mu);
+    MutexLock g(&sh.mu);
     int64_t used = sh.used_bytes + txn.used_bytes_delta;
     int64_t inodes = sh.inodes + txn.inodes_delta;
     txn.batch.Put(meta_, StatsKey(shard),
@@ -296,20 +305,20 @@ FsStatus FileSystemImpl::Commit(Txn& txn) {
   AfterCommit(txn);
   if (!txn.reclaims.empty()) {
     {
-      std::lock_guard<std::mutex> g(maint_mu_);
+      MutexLock g(&maint_mu_);
       if (reclaim_queue_.size() + txn.reclaims.size() > kMaxQueuedReclaims) {
         reclaim_rescan_ = true;  // the keys are durable; a scan finds them
       } else {
         reclaim_queue_.insert(reclaim_queue_.end(), txn.reclaims.begin(), txn.reclaims.end());
       }
     }
-    maint_cv_.notify_one();
+    maint_cv_.Signal();
   }
   return {};
 }
 
 FsResult<Ino> FileSystemImpl::AllocateIno() {
-  std::lock_guard<std::mutex> g(ino_mu_);
+  MutexLock g(&ino_mu_);
   if (next_ino_ >= reserved_ino_) {
     uint64_t reserved = next_ino_ + kInodeReservationBlock;
     rocksdb::WriteBatch batch;

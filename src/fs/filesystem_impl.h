@@ -6,6 +6,7 @@
 //   rename.cc           rename in all its flavours
 //   attr_ops.cc         getattr, setattr, truncate, access, statfs
 //   data_ops.cc         open, release, read, write, fsync
+//   sparse_ops.cc       hole punching and the data/hole map
 //   readdir.cc          directory listing
 //   xattr_ops.cc        extended attributes
 //   maintenance.cc      background flushing and reclaim of deleted files
@@ -13,10 +14,8 @@
 
 #include <array>
 #include <atomic>
-#include <condition_variable>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <thread>
 #include <unordered_map>
@@ -27,6 +26,7 @@
 #include "fs/inode_record.h"
 #include "fs/key_codec.h"
 #include "fs/lock_table.h"
+#include "util/mutex.h"
 
 namespace pail::fs {
 
@@ -99,6 +99,10 @@ class FileSystemImpl final : public FileSystem {
   FsResult<WriteResult> Write(const Credentials& cred, Ino ino, uint64_t offset,
                               std::string_view data, uint64_t handle) override;
   FsStatus Fsync(const Credentials& cred, Ino ino) override;
+  FsResult<Attr> PunchHole(const Credentials& cred, Ino ino, uint64_t offset,
+                           uint64_t length) override;
+  FsResult<std::vector<Extent>> MapExtents(const Credentials& cred, Ino ino, uint64_t offset,
+                                           uint64_t length, size_t max_extents) override;
   FsResult<ReadDirResult> ReadDir(const Credentials& cred, Ino dir, uint64_t cookie,
                                   size_t max_entries, bool with_attrs) override;
   FsResult<StatFsResult> StatFs(const Credentials& cred, Ino ino) override;
@@ -136,8 +140,8 @@ class FileSystemImpl final : public FileSystem {
   // one), queues its data for reclaim.
   void DeleteInode(Txn& txn, Ino ino, const InodeRecord& r, bool has_orphan_mark);
   FsStatus Commit(Txn& txn);
-  FsResult<Ino> AllocateIno();
-  uint32_t OpenCount(Ino ino);
+  FsResult<Ino> AllocateIno() EXCLUDES(ino_mu_);
+  uint32_t OpenCount(Ino ino) EXCLUDES(handles_mu_);
   // Shared by Create, Mkdir, Mknod and Symlink. `proto` carries the type,
   // permission bits, rdev and symlink target. With `handle_out`, the new
   // file is also opened with `open_flags`.
@@ -145,18 +149,25 @@ class FileSystemImpl final : public FileSystem {
                             InodeRecord proto, uint64_t* handle_out, int open_flags);
 
   // ---- write-back (write_back.cc); callers hold the file's inode lock.
-  DirtyFile* FindDirty(Ino ino);
-  DirtyFile& GetOrCreateDirty(Ino ino, const InodeRecord& stored);
+  DirtyFile* FindDirty(Ino ino) EXCLUDES(dirty_mu_);
+  DirtyFile& GetOrCreateDirty(Ino ino, const InodeRecord& stored) EXCLUDES(dirty_mu_);
   // Makes sure chunk `index` is in the buffer, loaded from the engine.
   FsResult<DirtyChunk*> EnsureChunk(Ino ino, DirtyFile& f, uint64_t index);
   // Puts the file's dirty chunks in the batch and sets r.used exactly.
   void CarryDirty(Txn& txn, Ino ino, DirtyFile& f, InodeRecord& r);
   // Called after a commit: forgets carried and discarded files.
-  void AfterCommit(const Txn& txn);
+  void AfterCommit(const Txn& txn) EXCLUDES(dirty_mu_);
   FsStatus FlushFile(Ino ino);  // caller holds the lock
   FsStatus FlushFileLocking(Ino ino);
   FsStatus FlushAll();
   void AddMemory(DirtyFile& f, int64_t delta);
+  // Waits until `bytes` more fit in the buffer and promises them to the
+  // caller (released by ReleaseMemory once the bytes are buffered, their
+  // growth counted by AddMemory). EIO when a flush fails meanwhile (the
+  // memory cannot come free), EROFS when fenced. Call with no inode lock
+  // held: the flusher needs those locks.
+  FsStatus ReserveMemory(int64_t bytes) EXCLUDES(dirty_mu_, maint_mu_);
+  void ReleaseMemory(int64_t bytes) EXCLUDES(dirty_mu_);
 
   // ---- data (data_ops.cc, attr_ops.cc)
   // Write() for at most one piece; `offset` is ignored when appending.
@@ -168,9 +179,15 @@ class FileSystemImpl final : public FileSystem {
   FsStatus TruncateLocked(const Credentials& cred, Ino ino, InodeRecord& r, uint64_t size,
                           Txn& txn);
   FsResult<Attr> GetAttrLocking(Ino ino);
+  // Zeros bytes [from, to) of stored chunk `index` (a file of `size`
+  // bytes), trimming or deleting it; returns the stored bytes freed.
+  FsResult<int64_t> ZeroStoredChunk(Ino ino, uint64_t index, uint64_t from, uint64_t to,
+                                    Txn& txn);
+  // Deletes stored chunks [first, end); returns the stored bytes freed.
+  FsResult<int64_t> DeleteStoredChunks(Ino ino, uint64_t first, uint64_t end, Txn& txn);
 
   // ---- maintenance (maintenance.cc)
-  void MaintenanceLoop();
+  void MaintenanceLoop() EXCLUDES(maint_mu_);
   // Frees the data of up to `max_files` deleted files found by scanning the
   // reclaim keys; returns how many.
   FsResult<size_t> ReclaimScan(size_t max_files);
@@ -190,47 +207,52 @@ class FileSystemImpl final : public FileSystem {
   LockTable locks_;
 
   // Serializes moves of directories between parents so the loop check
-  // (walking parent pointers) sees a stable tree.
-  std::mutex rename_mu_;
+  // (walking parent pointers) sees a stable tree. Taken before inode slots.
+  Mutex rename_mu_;
 
-  std::mutex ino_mu_;
-  Ino next_ino_ = 0;
-  Ino reserved_ino_ = 0;  // persisted: numbers below are taken
+  Mutex ino_mu_;
+  Ino next_ino_ GUARDED_BY(ino_mu_) = 0;
+  Ino reserved_ino_ GUARDED_BY(ino_mu_) = 0;  // persisted: numbers below are taken
 
   struct StatsShard {
-    std::mutex mu;
-    int64_t used_bytes = 0;
-    int64_t inodes = 0;
+    Mutex mu;
+    int64_t used_bytes GUARDED_BY(mu) = 0;
+    int64_t inodes GUARDED_BY(mu) = 0;
   };
   std::array<StatsShard, kStatsShards> stats_;
   std::atomic<int64_t> stored_used_{0};   // sum of the shards' used_bytes
   std::atomic<int64_t> stored_inodes_{0};
   std::atomic<uint64_t> shard_rr_{0};
 
-  std::mutex dirty_mu_;  // the map's structure; contents under inode locks
-  std::unordered_map<Ino, std::unique_ptr<DirtyFile>> dirty_;
+  Mutex dirty_mu_;  // the map's structure; contents under inode locks
+  std::unordered_map<Ino, std::unique_ptr<DirtyFile>> dirty_ GUARDED_BY(dirty_mu_);
   std::atomic<int64_t> dirty_memory_{0};
   // Unflushed growth of `used` over all dirty files (an upper bound).
   std::atomic<int64_t> dirty_used_{0};
-  std::condition_variable memory_cv_;  // writers waiting for memory
+  // Memory promised to writes admitted but not yet buffered.
+  int64_t reserved_memory_ GUARDED_BY(dirty_mu_) = 0;
+  // Background flushes that failed; a writer waiting for memory gives up
+  // when one fails, since the memory it waits for cannot come free.
+  uint64_t flush_failures_ GUARDED_BY(dirty_mu_) = 0;
+  CondVar memory_cv_{&dirty_mu_};  // writers waiting for memory
 
-  std::mutex handles_mu_;
-  uint64_t next_handle_ = 1;
-  std::unordered_map<uint64_t, OpenHandle> handles_;
-  std::unordered_map<Ino, uint32_t> open_counts_;
+  Mutex handles_mu_;
+  uint64_t next_handle_ GUARDED_BY(handles_mu_) = 1;
+  std::unordered_map<uint64_t, OpenHandle> handles_ GUARDED_BY(handles_mu_);
+  std::unordered_map<Ino, uint32_t> open_counts_ GUARDED_BY(handles_mu_);
 
-  std::mutex maint_mu_;
-  std::condition_variable maint_cv_;
-  bool stopping_ = false;
-  bool flush_requested_ = false;
+  Mutex maint_mu_ ACQUIRED_AFTER(dirty_mu_);
+  CondVar maint_cv_{&maint_mu_};
+  bool stopping_ GUARDED_BY(maint_mu_) = false;
+  bool flush_requested_ GUARDED_BY(maint_mu_) = false;
   // Files deleted since the last round, so the reclaimer needs no scan over
   // the (tombstone-heavy) reclaim key range. Bounded: past the bound the
   // reclaimer scans instead.
-  std::vector<std::pair<Ino, uint64_t>> reclaim_queue_;
-  bool reclaim_rescan_ = true;  // leftovers of an earlier run, or overflow
+  std::vector<std::pair<Ino, uint64_t>> reclaim_queue_ GUARDED_BY(maint_mu_);
+  bool reclaim_rescan_ GUARDED_BY(maint_mu_) = true;  // leftovers of an earlier run, or overflow
   std::thread maintenance_;
-  bool closed_ = false;
-  std::mutex close_mu_;
+  Mutex close_mu_ ACQUIRED_BEFORE(maint_mu_);
+  bool closed_ GUARDED_BY(close_mu_) = false;
 
   std::atomic<uint64_t> engine_writes_{0};
   std::atomic<uint64_t> chunk_puts_{0};

@@ -26,11 +26,11 @@ void DeleteChunks(rocksdb::WriteBatch& batch, rocksdb::ColumnFamilyHandle* data,
 void FileSystemImpl::MaintenanceLoop() {
   using Clock = std::chrono::steady_clock;
   Clock::time_point next_flush = Clock::now() + options_.write_back_interval;
-  std::unique_lock<std::mutex> lk(maint_mu_);
+  maint_mu_.Lock();
   while (!stopping_) {
-    maint_cv_.wait_until(lk, next_flush, [&] {
-      return stopping_ || flush_requested_ || reclaim_rescan_ || !reclaim_queue_.empty();
-    });
+    while (!stopping_ && !flush_requested_ && !reclaim_rescan_ && reclaim_queue_.empty() &&
+           maint_cv_.WaitUntil(next_flush)) {
+    }
     if (stopping_) break;
     bool flush = flush_requested_ || Clock::now() >= next_flush;
     flush_requested_ = false;
@@ -39,12 +39,16 @@ void FileSystemImpl::MaintenanceLoop() {
     std::vector<std::pair<Ino, uint64_t>> queued;
     queued.swap(reclaim_queue_);
     if (rescan) queued.clear();  // the scan finds them too
-    lk.unlock();
+    maint_mu_.Unlock();
 
     if (flush) {
       FsStatus flushed = FlushAll();
-      if (!flushed.ok()) spdlog::warn("fs: background flush failed (errno {})", flushed.error());
-      memory_cv_.notify_all();
+      MutexLock g(&dirty_mu_);
+      if (!flushed.ok()) {
+        spdlog::warn("fs: background flush failed (errno {})", flushed.error());
+        flush_failures_++;
+      }
+      memory_cv_.SignalAll();
       next_flush = Clock::now() + options_.write_back_interval;
     }
     bool failed = false;
@@ -65,16 +69,18 @@ void FileSystemImpl::MaintenanceLoop() {
         break;
       }
       if (*n < kReclaimFilesPerRound) break;
-      std::lock_guard<std::mutex> g(maint_mu_);
+      MutexLock g(&maint_mu_);
       if (stopping_) break;
     }
-    lk.lock();
+    maint_mu_.Lock();
     if (failed) {
       reclaim_rescan_ = true;
       // Do not spin on a failing engine: wait for the next tick.
-      maint_cv_.wait_until(lk, next_flush, [&] { return stopping_; });
+      while (!stopping_ && maint_cv_.WaitUntil(next_flush)) {
+      }
     }
   }
+  maint_mu_.Unlock();
 }
 
 FsStatus FileSystemImpl::ReclaimListed(const std::vector<std::pair<Ino, uint64_t>>& files) {

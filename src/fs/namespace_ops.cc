@@ -78,7 +78,7 @@ FsResult<Attr> FileSystemImpl::CreateNode(const Credentials& cred, Ino parent,
   FsStatus c = Commit(txn);
   if (!c.ok()) return c;
   if (handle_out != nullptr) {
-    std::lock_guard<std::mutex> g(handles_mu_);
+    MutexLock g(&handles_mu_);
     *handle_out = next_handle_++;
     handles_[*handle_out] = OpenHandle{*ino, open_flags};
     open_counts_[*ino]++;

@@ -37,8 +37,7 @@ FsStatus FileSystemImpl::Rename(const Credentials& cred, Ino parent, std::string
     bool moves_dir = parent != new_parent &&
                      ((src_guess->has_value() && S_ISDIR((*src_guess)->type)) ||
                       (exchange && dst_guess->has_value() && S_ISDIR((*dst_guess)->type)));
-    std::unique_lock<std::mutex> tree_lock(rename_mu_, std::defer_lock);
-    if (moves_dir) tree_lock.lock();
+    ConditionalMutexLock tree_lock(&rename_mu_, moves_dir);
     InodeLocks lock(locks_, {parent, new_parent, src_ino, dst_ino});
 
     FsResult<InodeRecord> sp = LoadInode(parent);

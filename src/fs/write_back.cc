@@ -7,14 +7,20 @@
 
 namespace pail::fs {
 
+namespace {
+// A writer waiting for memory re-requests a flush this often, in case the
+// flusher was busy with an older request when it asked.
+constexpr std::chrono::seconds kMemoryRecheck{1};
+}  // namespace
+
 DirtyFile* FileSystemImpl::FindDirty(Ino ino) {
-  std::lock_guard<std::mutex> g(dirty_mu_);
+  MutexLock g(&dirty_mu_);
   auto it = dirty_.find(ino);
   return it == dirty_.end() ? nullptr : it->second.get();
 }
 
 DirtyFile& FileSystemImpl::GetOrCreateDirty(Ino ino, const InodeRecord& stored) {
-  std::lock_guard<std::mutex> g(dirty_mu_);
+  MutexLock g(&dirty_mu_);
   std::unique_ptr<DirtyFile>& slot = dirty_[ino];
   if (!slot) {
     slot = std::make_unique<DirtyFile>();
@@ -30,7 +36,42 @@ void FileSystemImpl::AddMemory(DirtyFile& f, int64_t delta) {
   dirty_memory_ += delta;
 }
 
+FsStatus FileSystemImpl::ReserveMemory(int64_t bytes) {
+  if (bytes == 0) return {};
+  const int64_t limit = static_cast<int64_t>(options_.write_back_bytes);
+  MutexLock g(&dirty_mu_);
+  const uint64_t failures_seen = flush_failures_;
+  for (;;) {
+    int64_t taken = dirty_memory_.load() + reserved_memory_;
+    // An empty buffer admits any one piece, so a bound smaller than a
+    // piece still makes progress.
+    if (taken + bytes <= limit || taken == 0) {
+      reserved_memory_ += bytes;
+      return {};
+    }
+    if (flush_failures_ != failures_seen) return FsError{EIO};
+    if (engine_.fenced()) return FsError{EROFS};
+    {
+      MutexLock m(&maint_mu_);
+      if (stopping_) return FsError{EIO};  // no flusher left to free memory
+      flush_requested_ = true;
+    }
+    maint_cv_.Signal();
+    // The flusher signals under dirty_mu_, so no wake-up is lost; the
+    // timeout re-requests a flush the flusher may have taken as done.
+    memory_cv_.WaitFor(kMemoryRecheck);
+  }
+}
+
+void FileSystemImpl::ReleaseMemory(int64_t bytes) {
+  if (bytes == 0) return;
+  MutexLock g(&dirty_mu_);
+  reserved_memory_ -= bytes;
+  memory_cv_.SignalAll();
+}
+
 FsResult<DirtyChunk*> FileSystemImpl::EnsureChunk(Ino ino, DirtyFile& f, uint64_t index) {
+  locks_.AssertHeld(ino);
   auto it = f.chunks.find(index);
   if (it != f.chunks.end()) return &it->second;
   DirtyChunk chunk;
@@ -50,6 +91,7 @@ FsResult<DirtyChunk*> FileSystemImpl::EnsureChunk(Ino ino, DirtyFile& f, uint64_
 }
 
 void FileSystemImpl::CarryDirty(Txn& txn, Ino ino, DirtyFile& f, InodeRecord& r) {
+  locks_.AssertHeld(ino);
   bool already = std::find(txn.carried.begin(), txn.carried.end(), ino) != txn.carried.end();
   int64_t used = static_cast<int64_t>(f.engine_used);
   for (auto& [index, chunk] : f.chunks) {
@@ -76,21 +118,22 @@ void FileSystemImpl::CarryDirty(Txn& txn, Ino ino, DirtyFile& f, InodeRecord& r)
 
 void FileSystemImpl::AfterCommit(const Txn& txn) {
   if (txn.carried.empty() && txn.discarded.empty()) return;
-  std::lock_guard<std::mutex> g(dirty_mu_);
-  auto forget = [&](Ino ino) {
-    auto it = dirty_.find(ino);
-    if (it == dirty_.end()) return;
-    DirtyFile& f = *it->second;
-    dirty_memory_ -= static_cast<int64_t>(f.memory);
-    dirty_used_ -= static_cast<int64_t>(f.inode.used) - static_cast<int64_t>(f.engine_used);
-    dirty_.erase(it);
-  };
-  for (Ino ino : txn.carried) forget(ino);
-  for (Ino ino : txn.discarded) forget(ino);
-  memory_cv_.notify_all();
+  MutexLock g(&dirty_mu_);
+  for (const std::vector<Ino>* forget : {&txn.carried, &txn.discarded}) {
+    for (Ino ino : *forget) {
+      auto it = dirty_.find(ino);
+      if (it == dirty_.end()) continue;
+      DirtyFile& f = *it->second;
+      dirty_memory_ -= static_cast<int64_t>(f.memory);
+      dirty_used_ -= static_cast<int64_t>(f.inode.used) - static_cast<int64_t>(f.engine_used);
+      dirty_.erase(it);
+    }
+  }
+  memory_cv_.SignalAll();
 }
 
 FsStatus FileSystemImpl::FlushFile(Ino ino) {
+  locks_.AssertHeld(ino);
   DirtyFile* f = FindDirty(ino);
   if (f == nullptr) return {};
   Txn txn;
@@ -107,7 +150,7 @@ FsStatus FileSystemImpl::FlushFileLocking(Ino ino) {
 FsStatus FileSystemImpl::FlushAll() {
   std::vector<Ino> inos;
   {
-    std::lock_guard<std::mutex> g(dirty_mu_);
+    MutexLock g(&dirty_mu_);
     inos.reserve(dirty_.size());
     for (const auto& [ino, f] : dirty_) inos.push_back(ino);
   }

@@ -8,11 +8,9 @@
 
 #include <cerrno>
 #include <chrono>
-#include <condition_variable>
 #include <cstdarg>
 #include <cstdio>
 #include <cstring>
-#include <mutex>
 #include <thread>
 
 #include <spdlog/spdlog.h>
@@ -20,6 +18,7 @@
 #include "fuse/fuse_lowlevel_include.h"
 #include "fuse/fuse_ops.h"
 #include "fuse/request_loop.h"
+#include "util/mutex.h"
 
 namespace pail::fuse {
 
@@ -75,9 +74,9 @@ class FuseServer::Impl {
   Impl(fs::FileSystem& fs, FuseServerOptions options) : options_(std::move(options)) {
     context_.fs = &fs;
     context_.on_init = [this] {
-      std::lock_guard<std::mutex> g(mu_);
+      MutexLock g(&mu_);
       initialized_ = true;
-      cv_.notify_all();
+      cv_.SignalAll();
     };
   }
 
@@ -95,10 +94,10 @@ class FuseServer::Impl {
   dev_t mount_dev_ = 0;
   std::thread loop_;
 
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool initialized_ = false;
-  bool loop_ended_ = false;
+  Mutex mu_;
+  CondVar cv_{&mu_};
+  bool initialized_ GUARDED_BY(mu_) = false;
+  bool loop_ended_ GUARDED_BY(mu_) = false;
 };
 
 Status FuseServer::Impl::CheckMountpoint() {
@@ -147,9 +146,11 @@ Status FuseServer::Impl::Start() {
 
   bool live;
   {
-    std::unique_lock<std::mutex> lock(mu_);
-    live = cv_.wait_for(lock, kInitTimeout, [this] { return initialized_ || loop_ended_; }) &&
-           initialized_;
+    MutexLock lock(&mu_);
+    const auto deadline = std::chrono::steady_clock::now() + kInitTimeout;
+    while (!initialized_ && !loop_ended_ && cv_.WaitUntil(deadline)) {
+    }
+    live = initialized_;
   }
   if (!live) {
     Stop();
@@ -165,9 +166,9 @@ Status FuseServer::Impl::Start() {
 void FuseServer::Impl::RunLoop() {
   int rc = RequestLoop(session_, options_.threads).Run();
   if (rc != 0) spdlog::warn("fuse: request loop ended with {}", rc);
-  std::lock_guard<std::mutex> g(mu_);
+  MutexLock g(&mu_);
   loop_ended_ = true;
-  cv_.notify_all();
+  cv_.SignalAll();
 }
 
 void FuseServer::Impl::Stop() {
@@ -179,9 +180,15 @@ void FuseServer::Impl::Stop() {
     if (umount2(options_.mountpoint.c_str(), MNT_DETACH) != 0) {
       spdlog::error("fuse: unmounting {}: {}", options_.mountpoint, std::strerror(errno));
     }
-    std::unique_lock<std::mutex> lock(mu_);
-    if (!cv_.wait_for(lock, kUnmountGrace, [this] { return loop_ended_; })) {
-      lock.unlock();
+    bool ended;
+    {
+      MutexLock lock(&mu_);
+      const auto deadline = std::chrono::steady_clock::now() + kUnmountGrace;
+      while (!loop_ended_ && cv_.WaitUntil(deadline)) {
+      }
+      ended = loop_ended_;
+    }
+    if (!ended) {
       spdlog::warn("fuse: {} still in use after unmount; aborting the connection",
                    options_.mountpoint);
       if (mount_dev_ != 0) AbortConnection(mount_dev_);

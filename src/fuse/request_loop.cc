@@ -30,7 +30,7 @@ int RequestLoop::Run() {
   if (threads_ > 1) watchdog = std::thread([this] { Watch(); });
   for (auto& t : threads) t.join();
   if (watchdog.joinable()) watchdog.join();
-  std::lock_guard<std::mutex> g(mu_);
+  MutexLock g(&mu_);
   return result_;
 }
 
@@ -39,13 +39,13 @@ void RequestLoop::Serve(unsigned id) {
   Worker& self = workers_[id];
   for (;;) {
     if (leader_.load(std::memory_order_acquire) != id) {
-      std::unique_lock<std::mutex> lock(mu_);
-      followers_cv_.wait(lock, [&] { return done_ || leader_.load() == id; });
+      MutexLock lock(&mu_);
+      while (!done_ && leader_.load() != id) followers_cv_.Wait();
       if (done_) break;
       continue;
     }
     {
-      std::lock_guard<std::mutex> g(mu_);
+      MutexLock g(&mu_);
       if (done_) break;
     }
     int res = fuse_session_receive_buf(session_, &buf);
@@ -65,15 +65,15 @@ void RequestLoop::Serve(unsigned id) {
 
 void RequestLoop::Watch() {
   int idle_checks = 0;
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   while (!done_) {
     if (idle_checks >= kIdleChecksBeforeSleep) {
       watchdog_sleeping_.store(true);
-      watchdog_cv_.wait(lock, [&] { return done_ || !watchdog_sleeping_.load(); });
+      while (!done_ && watchdog_sleeping_.load()) watchdog_cv_.Wait();
       idle_checks = 0;
       continue;
     }
-    watchdog_cv_.wait_for(lock, kWatchdogPeriod);
+    watchdog_cv_.WaitFor(kWatchdogPeriod);
     if (done_) break;
     unsigned leader = leader_.load();
     int64_t since = workers_[leader].busy_since_ns.load(std::memory_order_acquire);
@@ -87,7 +87,7 @@ void RequestLoop::Watch() {
     for (unsigned id = 0; id < threads_; ++id) {
       if (id != leader && workers_[id].busy_since_ns.load(std::memory_order_acquire) == 0) {
         leader_.store(id, std::memory_order_release);
-        followers_cv_.notify_all();
+        followers_cv_.SignalAll();
         break;
       }
     }
@@ -95,17 +95,17 @@ void RequestLoop::Watch() {
 }
 
 void RequestLoop::WakeWatchdog() {
-  std::lock_guard<std::mutex> g(mu_);
+  MutexLock g(&mu_);
   watchdog_sleeping_.store(false);
-  watchdog_cv_.notify_one();
+  watchdog_cv_.Signal();
 }
 
 void RequestLoop::Finish(int result) {
-  std::lock_guard<std::mutex> g(mu_);
+  MutexLock g(&mu_);
   if (!done_) result_ = result;
   done_ = true;
-  followers_cv_.notify_all();
-  watchdog_cv_.notify_all();
+  followers_cv_.SignalAll();
+  watchdog_cv_.SignalAll();
 }
 
 }  // namespace pail::fuse

@@ -19,11 +19,10 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <memory>
-#include <mutex>
 
 #include "fuse/fuse_lowlevel_include.h"
+#include "util/mutex.h"
 
 namespace pail::fuse {
 
@@ -49,10 +48,10 @@ class RequestLoop {
     std::atomic<int64_t> busy_since_ns{0};
   };
 
-  void Serve(unsigned id);
-  void Watch();
-  void WakeWatchdog();
-  void Finish(int result);
+  void Serve(unsigned id) EXCLUDES(mu_);
+  void Watch() EXCLUDES(mu_);
+  void WakeWatchdog() EXCLUDES(mu_);
+  void Finish(int result) EXCLUDES(mu_);
 
   fuse_session* session_;
   unsigned threads_;
@@ -60,11 +59,11 @@ class RequestLoop {
   std::atomic<unsigned> leader_{0};
   std::atomic<bool> watchdog_sleeping_{false};
 
-  std::mutex mu_;
-  std::condition_variable followers_cv_;
-  std::condition_variable watchdog_cv_;
-  bool done_ = false;  // guarded by mu_
-  int result_ = 0;     // guarded by mu_
+  Mutex mu_;
+  CondVar followers_cv_{&mu_};
+  CondVar watchdog_cv_{&mu_};
+  bool done_ GUARDED_BY(mu_) = false;
+  int result_ GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace pail::fuse

@@ -80,7 +80,7 @@ void MountProgram::Mount(const RpcCall& call, const std::string& host, std::stri
     return;
   }
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (mounts_.size() >= kMaxMountEntries) mounts_.pop_front();
     mounts_.push_back({host, std::string(path)});
   }
@@ -108,7 +108,7 @@ AcceptStat MountProgram::Call(const RpcCall& call, const CallContext& context, X
       return AcceptStat::kSuccess;
     }
     case kDump: {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(&mu_);
       for (const MountEntry& entry : mounts_) {
         out.Bool(true);
         out.String(entry.host.substr(0, kMaxMountHostName));
@@ -121,13 +121,13 @@ AcceptStat MountProgram::Call(const RpcCall& call, const CallContext& context, X
       std::string_view path = args.String(kMaxMountPath);
       if (!args.ok()) return AcceptStat::kGarbageArgs;
       std::string host = HostOf(call, context);
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(&mu_);
       std::erase_if(mounts_, [&](const MountEntry& e) { return e.host == host && e.path == path; });
       return AcceptStat::kSuccess;
     }
     case kUmntAll: {
       std::string host = HostOf(call, context);
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(&mu_);
       std::erase_if(mounts_, [&](const MountEntry& e) { return e.host == host; });
       return AcceptStat::kSuccess;
     }

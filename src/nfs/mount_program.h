@@ -11,7 +11,7 @@
 #pragma once
 
 #include <deque>
-#include <mutex>
+#include "util/mutex.h"
 #include <string>
 #include <vector>
 
@@ -50,8 +50,8 @@ class MountProgram : public RpcProgram {
 
   fs::FileSystem& fs_;
   const std::vector<std::string> export_clients_;
-  std::mutex mu_;
-  std::deque<MountEntry> mounts_;  // guarded by mu_
+  Mutex mu_;
+  std::deque<MountEntry> mounts_ GUARDED_BY(mu_);
 };
 
 }  // namespace pail::nfs

@@ -7,7 +7,7 @@
 #include "objstore/digest.h"
 #include "objstore/object_store_util.h"
 #include "objstore/uri_codec.h"
-#include "objstore/xml_tags.h"
+#include "objstore/xml_document.h"
 
 namespace pail {
 namespace {
@@ -181,8 +181,9 @@ std::string AzureStore::ContainerSasToken(const std::string& expiry) const {
 
 Status AzureStore::ErrorFrom(const HttpResponse& response, const std::string& what) const {
   std::string code = response.Header("x-ms-error-code");
-  if (code.empty()) code = XmlText(response.body, "Code").value_or("");
-  std::string message = XmlText(response.body, "Message").value_or("");
+  Result<XmlElement> error = ParseXml(response.body);
+  if (code.empty() && error.ok()) code = error->FindText("Code").value_or("");
+  std::string message = error.ok() ? error->FindText("Message").value_or("") : "";
   // Azure appends request ids and timestamps on new lines; the first line says it.
   message = message.substr(0, message.find('\n'));
   std::string desc = what + ": HTTP " + std::to_string(response.status);
@@ -363,21 +364,23 @@ Result<ListPage> AzureStore::List(const std::string& prefix, const std::string& 
   if (!token.empty()) query["marker"] = token;
   PAIL_ASSIGN_OR_RETURN(auto response, Send("GET", "", query, "", {}));
   if (response.status != 200) return ErrorFrom(response, "LIST " + prefix);
+  PAIL_ASSIGN_OR_RETURN(XmlElement reply, ParseXml(response.body));
   ListPage page;
-  for (std::string_view blob : XmlElements(response.body, "Blob")) {
-    std::string name = XmlText(blob, "Name").value_or("");
+  for (const XmlElement* blob : reply.FindAll("Blob")) {
+    const XmlElement* name_element = blob->Find("Name");
+    std::string name = name_element ? name_element->text : "";
     // Names with characters XML cannot carry come percent-encoded.
-    if (blob.find("<Name Encoded=\"true\">") != std::string_view::npos) name = UriDecode(name);
+    if (name_element && name_element->Attribute("Encoded") == "true") name = UriDecode(name);
     if (name.size() <= prefix_.size() || name.compare(0, prefix_.size(), prefix_) != 0) {
       return Status::Corruption("LIST " + prefix + ": blob outside the requested prefix");
     }
     ObjectMeta meta;
     meta.key = name.substr(prefix_.size());
-    meta.size = std::strtoull(XmlText(blob, "Content-Length").value_or("0").c_str(), nullptr, 10);
-    meta.etag = StripEtagQuotes(XmlText(blob, "Etag").value_or(""));
+    meta.size = std::strtoull(blob->FindText("Content-Length").value_or("0").c_str(), nullptr, 10);
+    meta.etag = StripEtagQuotes(blob->FindText("Etag").value_or(""));
     page.objects.push_back(std::move(meta));
   }
-  page.next_token = XmlText(response.body, "NextMarker").value_or("");
+  page.next_token = reply.FindText("NextMarker").value_or("");
   return page;
 }
 

@@ -7,7 +7,7 @@
 #include "objstore/digest.h"
 #include "objstore/object_store_util.h"
 #include "objstore/uri_codec.h"
-#include "objstore/xml_tags.h"
+#include "objstore/xml_document.h"
 
 namespace pail {
 namespace {
@@ -126,12 +126,16 @@ Result<HttpResponse> S3Store::Send(const std::string& method, const std::string&
 }
 
 Status S3Store::ErrorFrom(const HttpResponse& response, const std::string& what) const {
-  std::string code = XmlText(response.body, "Code").value_or("");
-  std::string message = XmlText(response.body, "Message").value_or("");
-  std::string desc = what + ": HTTP " + std::to_string(response.status);
+  Result<XmlElement> error = ParseXml(response.body);
+  return ErrorFrom(response.status, error.ok() ? &*error : nullptr, what);
+}
+
+Status S3Store::ErrorFrom(long s, const XmlElement* error, const std::string& what) const {
+  std::string code = error ? error->FindText("Code").value_or("") : "";
+  std::string message = error ? error->FindText("Message").value_or("") : "";
+  std::string desc = what + ": HTTP " + std::to_string(s);
   if (!code.empty()) desc += " " + code;
   if (!message.empty()) desc += ": " + message;
-  long s = response.status;
   // AWS reports a wrong region in the credential scope as a 400.
   const bool credentials_refused = code == "InvalidAccessKeyId" || code == "SignatureDoesNotMatch" ||
                                    code == "AuthorizationHeaderMalformed" ||
@@ -163,7 +167,7 @@ Status S3Store::CheckOrCreateBucket() {
   PAIL_ASSIGN_OR_RETURN(auto response, Send("GET", UrlFor("", query),
                                             "", {}));
   if (IsSuccess(response.status)) return Status::OK();
-  if (XmlText(response.body, "Code").value_or("") != "NoSuchBucket") {
+  if (XmlFindText(response.body, "Code").value_or("") != "NoSuchBucket") {
     return ErrorFrom(response, what);
   }
 
@@ -177,7 +181,7 @@ Status S3Store::CheckOrCreateBucket() {
   }
   PAIL_ASSIGN_OR_RETURN(auto created, Send("PUT", base_url_, body, {}));
   if (IsSuccess(created.status)) return Status::OK();
-  std::string code = XmlText(created.body, "Code").value_or("");
+  std::string code = XmlFindText(created.body, "Code").value_or("");
   if (code == "BucketAlreadyOwnedByYou") return Status::OK();
   Status create_status = ErrorFrom(created, "creating missing bucket '" + bucket_ + "'");
   if (created.status == 403 || code == "AccessDenied") {
@@ -259,7 +263,7 @@ Result<std::string> S3Store::PutMultipart(const std::string& key, std::string_vi
                              {{"Content-Type", "application/octet-stream"},
                               {std::string("x-amz-meta-") + kPutIdMetadata, put_id}}));
   if (created.status != 200) return ErrorFrom(created, "starting multipart upload of " + key);
-  auto upload_id = XmlText(created.body, "UploadId");
+  auto upload_id = XmlFindText(created.body, "UploadId");
   if (!upload_id || upload_id->empty()) {
     return Status::Permanent("starting multipart upload of " + key + ": no UploadId in response");
   }
@@ -296,11 +300,12 @@ Result<std::string> S3Store::PutMultipart(const std::string& key, std::string_vi
       PAIL_ASSIGN_OR_RETURN(auto response, Send("POST", UrlFor(name, {{"uploadId", *upload_id}}),
                                                 manifest, {{"Content-Type", "application/xml"}}));
       // S3 may report a failed completion inside a 200 response.
-      if (response.status != 200 || XmlText(response.body, "Error")) {
+      Result<XmlElement> reply = ParseXml(response.body);
+      if (response.status != 200 || !reply.ok() || reply->Find("Error")) {
         if (response.status == 200) response.status = 500;
         return ErrorFrom(response, "completing multipart upload of " + key);
       }
-      etag = StripEtagQuotes(XmlText(response.body, "ETag").value_or(""));
+      etag = StripEtagQuotes(reply->FindText("ETag").value_or(""));
       return Status::OK();
     });
     // A retried completion that finds no upload may be seeing its own
@@ -376,25 +381,26 @@ Result<ListPage> S3Store::List(const std::string& prefix, const std::string& tok
   std::string url = UrlFor("", query);
   PAIL_ASSIGN_OR_RETURN(auto response, Send("GET", url, "", {}));
   if (response.status != 200) return ErrorFrom(response, "LIST " + prefix);
+  PAIL_ASSIGN_OR_RETURN(XmlElement reply, ParseXml(response.body));
   ListPage page;
   // Stores that ignore encoding-type send raw keys and no EncodingType
   // element. Encoded keys carry a literal '+' as %2B (AWS and RGW alike), so
   // a bare '+' is a space in form encoding.
-  const bool encoded = XmlText(response.body, "EncodingType").value_or("") == "url";
-  for (std::string_view entry : XmlElements(response.body, "Contents")) {
+  const bool encoded = reply.FindText("EncodingType").value_or("") == "url";
+  for (const XmlElement* entry : reply.FindAll("Contents")) {
     ObjectMeta meta;
-    std::string name = XmlText(entry, "Key").value_or("");
+    std::string name = entry->FindText("Key").value_or("");
     if (encoded) name = UriDecode(name, /*plus_is_space=*/true);
     if (name.size() <= prefix_.size() || name.compare(0, prefix_.size(), prefix_) != 0) {
       return Status::Corruption("LIST " + prefix + ": key outside the requested prefix");
     }
     meta.key = name.substr(prefix_.size());
-    meta.size = std::strtoull(XmlText(entry, "Size").value_or("0").c_str(), nullptr, 10);
-    meta.etag = StripEtagQuotes(XmlText(entry, "ETag").value_or(""));
+    meta.size = std::strtoull(entry->FindText("Size").value_or("0").c_str(), nullptr, 10);
+    meta.etag = StripEtagQuotes(entry->FindText("ETag").value_or(""));
     page.objects.push_back(std::move(meta));
   }
-  if (XmlText(response.body, "IsTruncated").value_or("false") == "true") {
-    page.next_token = XmlText(response.body, "NextContinuationToken").value_or("");
+  if (reply.FindText("IsTruncated").value_or("false") == "true") {
+    page.next_token = reply.FindText("NextContinuationToken").value_or("");
     if (page.next_token.empty()) {
       return Status::Corruption("LIST " + prefix + ": truncated page without continuation token");
     }
@@ -406,7 +412,7 @@ Status S3Store::Delete(const std::string& key) {
   PAIL_RETURN_IF_ERROR(ValidateKey(key));
   PAIL_ASSIGN_OR_RETURN(auto response, Send("DELETE", UrlFor(ObjectName(key), {}), "", {}));
   if (IsSuccess(response.status)) return Status::OK();
-  if (response.status == 404 && XmlText(response.body, "Code").value_or("") == "NoSuchKey") {
+  if (response.status == 404 && XmlFindText(response.body, "Code").value_or("") == "NoSuchKey") {
     return Status::OK();
   }
   return ErrorFrom(response, "DELETE " + key);
@@ -429,13 +435,12 @@ Status S3Store::DeleteMany(const std::vector<std::string>& keys) {
                                 {"x-amz-sdk-checksum-algorithm", "SHA256"},
                                 {"x-amz-checksum-sha256", Base64Encode(Sha256(body))}}));
     if (response.status != 200) return ErrorFrom(response, "DeleteObjects");
-    for (std::string_view error : XmlElements(response.body, "Error")) {
-      std::string code = XmlText(error, "Code").value_or("");
+    PAIL_ASSIGN_OR_RETURN(XmlElement reply, ParseXml(response.body));
+    for (const XmlElement* error : reply.FindAll("Error")) {
+      std::string code = error->FindText("Code").value_or("");
       if (code == "NoSuchKey") continue;
-      HttpResponse failed;
-      failed.status = code == "AccessDenied" ? 403 : 500;
-      failed.body = std::string(error);
-      return ErrorFrom(failed, "DeleteObjects of " + UriDecode(XmlText(error, "Key").value_or("")));
+      return ErrorFrom(code == "AccessDenied" ? 403 : 500, error,
+                       "DeleteObjects of " + UriDecode(error->FindText("Key").value_or("")));
     }
   }
   return Status::OK();

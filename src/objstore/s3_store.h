@@ -31,6 +31,8 @@
 
 namespace pail {
 
+struct XmlElement;
+
 // Bodies up to this size are hashed into the signature.
 constexpr size_t kSignedPayloadLimit = 1u << 20;
 
@@ -71,6 +73,8 @@ class S3Store : public ObjectStore {
                             std::string_view body, Headers headers);
   // Maps a non-2xx response to a Status; `what` names the operation.
   Status ErrorFrom(const HttpResponse& response, const std::string& what) const;
+  // `error` is the reply's parsed XML (nullptr when it had none).
+  Status ErrorFrom(long http_status, const XmlElement* error, const std::string& what) const;
 
   Status CheckOrCreateBucket();
   Result<std::string> PutSingle(const std::string& key, std::string_view body, Headers headers);

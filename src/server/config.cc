@@ -119,8 +119,8 @@ class TableReader {
   std::set<std::string> seen_;
 };
 
-// The client and identity policy every network server section shares.
-Status ReadAccessPolicy(TableReader& r, AccessPolicy* policy) {
+// Who may connect and how many at once: every network server section has it.
+Status ReadClientRules(TableReader& r, AccessPolicy* policy) {
   std::vector<std::string> clients;
   PAIL_RETURN_IF_ERROR(r.StringList("allowed_clients", &clients));
   if (!clients.empty()) {
@@ -131,6 +131,18 @@ Status ReadAccessPolicy(TableReader& r, AccessPolicy* policy) {
       policy->allowed_clients.push_back(*network);
     }
   }
+  PAIL_RETURN_IF_ERROR(r.Bool("secure_port", &policy->secure_port));
+  ConnectionLimits& limits = policy->limits;
+  PAIL_RETURN_IF_ERROR(r.Count("max_connections", &limits.max_connections, 1, 65536));
+  PAIL_RETURN_IF_ERROR(r.Count("max_connections_per_client", &limits.max_connections_per_client,
+                               1, 65536));
+  return Status::OK();
+}
+
+// The client rules plus the identities callers act as, for servers that
+// take identities from the wire.
+Status ReadAccessPolicy(TableReader& r, AccessPolicy* policy) {
+  PAIL_RETURN_IF_ERROR(ReadClientRules(r, policy));
   std::string squash = SquashName(policy->squash);
   PAIL_RETURN_IF_ERROR(r.String("squash", &squash));
   Result<Squash> parsed = ParseSquash(squash);
@@ -138,12 +150,7 @@ Status ReadAccessPolicy(TableReader& r, AccessPolicy* policy) {
   policy->squash = *parsed;
   PAIL_RETURN_IF_ERROR(r.Unsigned("anonuid", &policy->anonuid, 0, UINT32_MAX));
   PAIL_RETURN_IF_ERROR(r.Unsigned("anongid", &policy->anongid, 0, UINT32_MAX));
-  PAIL_RETURN_IF_ERROR(r.Bool("secure_port", &policy->secure_port));
-  ConnectionLimits& limits = policy->limits;
-  PAIL_RETURN_IF_ERROR(r.Count("max_connections", &limits.max_connections, 1, 65536));
-  PAIL_RETURN_IF_ERROR(r.Count("max_connections_per_client", &limits.max_connections_per_client,
-                               1, 65536));
-  PAIL_RETURN_IF_ERROR(r.Seconds("idle_timeout_seconds", &limits.idle_timeout, 86400));
+  PAIL_RETURN_IF_ERROR(r.Seconds("idle_timeout_seconds", &policy->limits.idle_timeout, 86400));
   return Status::OK();
 }
 
@@ -256,9 +263,9 @@ Result<Config> Config::Parse(std::string_view text, const std::string& source) {
   if (auto* servers = table("servers")) {
     for (auto& [k, v] : *servers) {
       std::string name(k.str());
-      if (name != "fuse" && name != "nfs") {
+      if (name != "fuse" && name != "nfs" && name != "ninep" && name != "nbd") {
         return Status::InvalidArgument(source + ": unknown server [servers." + name +
-                                       "] (known: fuse, nfs)");
+                                       "] (known: fuse, nfs, ninep, nbd)");
       }
     }
     if (auto* fuse = (*servers)["fuse"].as_table()) {
@@ -283,6 +290,28 @@ Result<Config> Config::Parse(std::string_view text, const std::string& source) {
         return Status::InvalidArgument(source + ": [servers.nfs] commit must be \"async\" or \"durable\"");
       }
     }
+    if (auto* ninep = (*servers)["ninep"].as_table()) {
+      TableReader r(ninep, "servers.ninep", source);
+      c.ninep.enabled = true;
+      PAIL_RETURN_IF_ERROR(r.StringList("addresses", &c.ninep.addresses));
+      PAIL_RETURN_IF_ERROR(r.String("unix_socket", &c.ninep.unix_socket));
+      PAIL_RETURN_IF_ERROR(r.Unsigned("max_msize", &c.ninep.max_msize, 4096, 16u << 20));
+      PAIL_RETURN_IF_ERROR(ReadAccessPolicy(r, &c.ninep.access));
+      PAIL_RETURN_IF_ERROR(r.RejectUnknown());
+      if (c.ninep.addresses.empty() && c.ninep.unix_socket.empty()) {
+        c.ninep.addresses = {"127.0.0.1:5564"};
+      }
+    }
+  }
+  if (auto* nbd = table("servers") ? (*table("servers"))["nbd"].as_table() : nullptr) {
+    TableReader r(nbd, "servers.nbd", source);
+    c.nbd.enabled = true;
+    PAIL_RETURN_IF_ERROR(r.StringList("addresses", &c.nbd.addresses));
+    PAIL_RETURN_IF_ERROR(r.String("unix_socket", &c.nbd.unix_socket));
+    PAIL_RETURN_IF_ERROR(ReadClientRules(r, &c.nbd.access));
+    PAIL_RETURN_IF_ERROR(r.RejectUnknown());
+    // Neither given: the standard port on loopback.
+    if (c.nbd.addresses.empty() && c.nbd.unix_socket.empty()) c.nbd.addresses = {"127.0.0.1:10809"};
   }
   if (c.storage.url.empty()) return Status::InvalidArgument(source + ": [storage] url is required");
   if (c.storage.encryption_password.empty()) {
@@ -380,6 +409,23 @@ anongid = 65534
 # true: only clients on ports below 1024 (root on their host), as the kernel
 # server's "secure"; unprivileged libnfs/qemu clients then cannot connect.
 secure_port = false
+
+[servers.ninep]
+# 9P2000.L (Linux: mount -t 9p -o trans=tcp,port=5564,version=9p2000.L,access=user ...).
+# Tfsync returns only once the data is in the bucket.
+addresses = ["127.0.0.1:5564"]
+# unix_socket = "/run/pailfs/9p.sock"
+# max_msize = 1048576
+# The same client policy as NFS (allowed_clients, squash, anonuid, anongid,
+# secure_port, max_connections); the defaults serve loopback and squash root.
+
+# [servers.nbd]
+# Every regular file in /.nbd/ is an NBD export of that name:
+#   truncate -s 50G /mnt/pailfs/.nbd/disk1; nbd-client HOST 10809 /dev/nbd0 -N disk1
+# addresses = ["127.0.0.1:10809"]
+# unix_socket = "/run/pailfs/nbd.sock"
+# Who may connect over TCP (CIDR blocks); NBD has no authentication.
+# allowed_clients = ["127.0.0.0/8", "::1/128"]
 )";
 }
 

@@ -46,6 +46,22 @@ struct Config {
     std::string commit = "async";  // "async" | "durable"
     AccessPolicy access;
   } nfs;
+  struct Ninep {
+    bool enabled = false;
+    std::vector<std::string> addresses;
+    std::string unix_socket;
+    uint32_t max_msize = 1u << 20;
+    AccessPolicy access;
+  } ninep;
+  struct Nbd {
+    bool enabled = false;
+    std::vector<std::string> addresses;
+    std::string unix_socket;
+    // allowed_clients, secure_port and the connection limits (NBD has no
+    // identities to squash and no idle timeout: a kernel client stays
+    // connected, idle, as long as the device is in use).
+    AccessPolicy access;
+  } nbd;
 
   static Result<Config> Load(const std::string& path);
   // `source` names the text in error messages.

@@ -15,7 +15,9 @@
 #include "fs/filesystem.h"
 #include "fs/fsck.h"
 #include "fuse/fuse_server.h"
+#include "nbd/nbd_server.h"
 #include "nfs/nfs_server.h"
+#include "ninep/server.h"
 #include "server/bucket.h"
 
 namespace pail::server {
@@ -61,7 +63,9 @@ Status RunServer(const Config& config) {
   PAIL_ASSIGN_OR_RETURN(auto filesystem, fs::FileSystem::Open(*engine, FilesystemOptions(config)));
 
   std::unique_ptr<nfs::NfsServer> nfs_server;
+  std::unique_ptr<ninep::NinepServer> ninep_server;
   std::unique_ptr<fuse::FuseServer> fuse_server;
+  std::unique_ptr<nbd::NbdServer> nbd_server;
   Status started;
   if (config.nfs.enabled) {
     nfs::NfsServerOptions options;
@@ -70,6 +74,24 @@ Status RunServer(const Config& config) {
     options.access = config.nfs.access;
     nfs_server = std::make_unique<nfs::NfsServer>(*filesystem, options);
     started = nfs_server->Start();
+  }
+  if (started.ok() && config.ninep.enabled) {
+    ninep::NinepServerOptions options;
+    options.addresses = config.ninep.addresses;
+    options.unix_socket = config.ninep.unix_socket;
+    options.session.max_msize = config.ninep.max_msize;
+    options.session.identity = config.ninep.access;
+    options.max_connections = config.ninep.access.limits.max_connections;
+    ninep_server = std::make_unique<ninep::NinepServer>(*filesystem, options);
+    started = ninep_server->Start();
+  }
+  if (started.ok() && config.nbd.enabled) {
+    nbd::NbdServerOptions options;
+    options.addresses = config.nbd.addresses;
+    options.unix_socket = config.nbd.unix_socket;
+    options.access = config.nbd.access;
+    nbd_server = std::make_unique<nbd::NbdServer>(*filesystem, options);
+    started = nbd_server->Start();
   }
   if (started.ok() && config.fuse.enabled) {
     fuse::FuseServerOptions options;
@@ -85,7 +107,9 @@ Status RunServer(const Config& config) {
     spdlog::info("signal {}: flushing and shutting down", signal_number);
   }
   if (fuse_server) fuse_server->Stop();
+  if (ninep_server) ninep_server->Stop();
   if (nfs_server) nfs_server->Stop();
+  if (nbd_server) nbd_server->Stop();
   Status closed = filesystem->Close();
   filesystem.reset();
   Status engine_closed = engine->Close();

@@ -87,6 +87,25 @@ class SCOPED_CAPABILITY MutexLock {
   Mutex* const mu_;
 };
 
+// Holds a Mutex for its scope when `take` is true. Not annotated: the
+// analysis cannot follow a lock taken on a condition, so use it only for a
+// mutex that orders operations and guards no member.
+class ConditionalMutexLock {
+ public:
+  ConditionalMutexLock(Mutex* mu, bool take) NO_THREAD_SAFETY_ANALYSIS
+      : mu_(take ? mu : nullptr) {
+    if (mu_ != nullptr) mu_->Lock();
+  }
+  ~ConditionalMutexLock() NO_THREAD_SAFETY_ANALYSIS {
+    if (mu_ != nullptr) mu_->Unlock();
+  }
+  ConditionalMutexLock(const ConditionalMutexLock&) = delete;
+  ConditionalMutexLock& operator=(const ConditionalMutexLock&) = delete;
+
+ private:
+  Mutex* const mu_;
+};
+
 // Holds a SharedMutex exclusively for its scope.
 class SCOPED_CAPABILITY WriterLock {
  public:

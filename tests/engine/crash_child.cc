@@ -8,6 +8,11 @@
 // usage: engine_crash_child URL CACHE_DIR FIRST_BATCH [fence]
 // Batch n writes keys b/<n>/0..2 (all three or none must survive) and sets
 // "last" to n, in one write batch.
+// Environment: PAIL_CRASH_TAG prefixes every key (writers racing on one
+// bucket keep apart); PAIL_CRASH_LATENCY_MS delays each store request (an
+// open then takes long enough for another process to take over during it);
+// PAIL_FAILPOINTS (util/failpoint.h) crashes the child at an exact step.
+// It prints "opening" before it opens the engine.
 #include <cstdio>
 #include <random>
 #include <string>
@@ -15,6 +20,7 @@
 
 #include "durability_store.h"
 #include "engine/engine.h"
+#include "objstore/fault_store.h"
 
 int main(int argc, char** argv) {
   if (argc < 4) {
@@ -28,11 +34,21 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "open store: %s\n", store.status().ToString().c_str());
     return 1;
   }
+  const char* tag_env = std::getenv("PAIL_CRASH_TAG");
+  const std::string tag = tag_env ? tag_env : "";
+  std::shared_ptr<pail::ObjectStore> bucket = *store;
+  if (const char* latency = std::getenv("PAIL_CRASH_LATENCY_MS")) {
+    pail::FaultOptions slow;
+    slow.latency = std::chrono::milliseconds(std::atoi(latency));
+    bucket = std::make_shared<pail::FaultStore>(bucket, slow);
+  }
   pail::engine::EngineOptions options;
-  options.store = *store;
+  options.store = bucket;
   options.cache_dir = argv[2];
   options.flush_interval = std::chrono::milliseconds(50);
   options.column_families = {{"meta", false}};
+  std::printf("opening\n");
+  std::fflush(stdout);
   auto engine = pail::engine::Engine::Open(options);
   if (!engine.ok()) {
     std::fprintf(stderr, "open engine: %s\n", engine.status().ToString().c_str());
@@ -45,8 +61,10 @@ int main(int argc, char** argv) {
   for (uint64_t n = std::stoull(argv[3]);; ++n) {
     rocksdb::WriteBatch batch;
     std::string value(static_cast<size_t>(rng() % 2000), 'v');
-    for (int k = 0; k < 3; ++k) batch.Put(cf, "b/" + std::to_string(n) + "/" + std::to_string(k), value);
-    batch.Put(cf, "last", std::to_string(n));
+    for (int k = 0; k < 3; ++k) {
+      batch.Put(cf, tag + "b/" + std::to_string(n) + "/" + std::to_string(k), value);
+    }
+    batch.Put(cf, tag + "last", std::to_string(n));
     pail::Status s = (*engine)->Write(&batch);
     if (!s.ok()) {
       if (fence_mode && s.IsFenced()) {
@@ -67,7 +85,7 @@ int main(int argc, char** argv) {
         std::fflush(stdout);
         // Later writes must be refused too.
         rocksdb::WriteBatch after;
-        after.Put(cf, "after-fence", "x");
+        after.Put(cf, tag + "after-fence", "x");
         pail::Status w = (*engine)->Write(&after);
         std::printf("%s\n", w.IsFenced() ? "write refused" : "write accepted");
         std::fflush(stdout);

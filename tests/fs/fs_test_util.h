@@ -74,10 +74,13 @@ class FsTest : public ::testing::Test {
     auto e = engine::Engine::Open(eo);
     ASSERT_TRUE(e.ok()) << e.status().ToString();
     engine_ = std::move(e).value();
-    auto f = FileSystem::Open(*engine_, Options());
+    auto f = FileSystem::Open(FsEngine(), Options());
     ASSERT_TRUE(f.ok()) << f.status().ToString();
     fs_ = std::move(f).value();
   }
+
+  // The engine the filesystem runs on; a test may interpose a wrapper.
+  virtual engine::Engine& FsEngine() { return *engine_; }
 
   void Unmount() {
     if (fs_) {

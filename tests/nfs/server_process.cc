@@ -23,6 +23,8 @@ namespace {
 constexpr auto kStartTimeout = std::chrono::seconds(30);
 constexpr auto kStopTimeout = std::chrono::seconds(30);
 
+}  // namespace
+
 uint16_t FreePort() {
   int fd = socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in addr{};
@@ -39,6 +41,8 @@ uint16_t FreePort() {
   return port;
 }
 
+namespace {
+
 bool CanConnect(uint16_t port) {
   int fd = socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in addr{};
@@ -54,9 +58,13 @@ bool CanConnect(uint16_t port) {
 
 ServerProcess::ServerProcess(bool durable_commit, std::string nfs_options,
                              std::string extra_config)
-    : durable_commit_(durable_commit),
-      nfs_options_(std::move(nfs_options)),
-      extra_config_(std::move(extra_config)) {
+    : ServerProcess(ServersSection([=](const std::string& address) {
+        return "[servers.nfs]\naddresses = [\"" + address + "\"]\ncommit = \"" +
+               (durable_commit ? "durable" : "async") + "\"\n" + nfs_options + extra_config;
+      })) {}
+
+ServerProcess::ServerProcess(ServersSection servers_section)
+    : servers_section_(std::move(servers_section)) {
   std::string templ = (std::filesystem::temp_directory_path() / "pail-nfs-test-XXXXXX").string();
   std::vector<char> buf(templ.begin(), templ.end());
   buf.push_back('\0');
@@ -85,10 +93,7 @@ bool ServerProcess::Start() {
                         << "encryption_password = \"nfs-test\"\n"
                         << "[cache]\n"
                         << "dir = \"" << dir_ << "/cache\"\n"
-                        << "[servers.nfs]\n"
-                        << "addresses = [\"" << address << "\"]\n"
-                        << "commit = \"" << (durable_commit_ ? "durable" : "async") << "\"\n"
-                        << nfs_options_ << extra_config_;
+                        << servers_section_(address) << extra_config_;
   std::vector<std::string> argv = {PAIL_PAILFS_BINARY, "run", "-c", config};
   pid_ = fork();
   if (pid_ == 0) {

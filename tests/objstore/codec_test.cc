@@ -7,7 +7,7 @@
 #include "objstore/cloud_common.h"
 #include "objstore/digest.h"
 #include "objstore/uri_codec.h"
-#include "objstore/xml_tags.h"
+#include "objstore/xml_document.h"
 
 namespace pail {
 namespace {
@@ -47,26 +47,71 @@ TEST(DigestTest, KnownVectors) {
   EXPECT_NE(RandomHex(8), RandomHex(8));
 }
 
-TEST(XmlTagsTest, ExtractsElementsAndUnescapes) {
+TEST(XmlDocumentTest, FindsElementsAndDecodesText) {
   std::string xml =
       "<?xml version=\"1.0\"?><ListBucketResult><Contents><Key>a&amp;b</Key><Size>3</Size>"
       "</Contents><Contents><Key>c&#60;&#x3e;&quot;</Key><Size>0</Size></Contents>"
       "<Name Encoded=\"true\">x%20y</Name><Empty/><IsTruncated>false</IsTruncated>"
       "</ListBucketResult>";
-  auto contents = XmlElements(xml, "Contents");
+  auto doc = ParseXml(xml);
+  ASSERT_TRUE(doc.ok()) << doc.status().ToString();
+  EXPECT_EQ(doc->name, "ListBucketResult");
+  auto contents = doc->FindAll("Contents");
   ASSERT_EQ(contents.size(), 2u);
-  EXPECT_EQ(XmlText(contents[0], "Key").value(), "a&b");
-  EXPECT_EQ(XmlText(contents[1], "Key").value(), "c<>\"");
-  EXPECT_EQ(XmlText(contents[1], "Size").value(), "0");
-  EXPECT_EQ(XmlText(xml, "Name").value(), "x%20y");
-  EXPECT_EQ(XmlText(xml, "Empty").value(), "");
-  EXPECT_FALSE(XmlText(xml, "Missing").has_value());
+  EXPECT_EQ(contents[0]->FindText("Key").value(), "a&b");
+  EXPECT_EQ(contents[1]->FindText("Key").value(), "c<>\"");
+  EXPECT_EQ(contents[1]->FindText("Size").value(), "0");
+  EXPECT_EQ(doc->FindText("Name").value(), "x%20y");
+  EXPECT_EQ(doc->Find("Name")->Attribute("Encoded").value(), "true");
+  EXPECT_FALSE(doc->Find("Name")->Attribute("Missing").has_value());
+  EXPECT_EQ(doc->FindText("Empty").value(), "");
+  EXPECT_FALSE(doc->FindText("Missing").has_value());
   // A tag whose name is a prefix of another is not confused with it.
-  EXPECT_FALSE(XmlText("<KeyCount>1</KeyCount>", "Key").has_value());
-  EXPECT_EQ(XmlText("<A>&#252;</A>", "A").value(), "\xc3\xbc");
-  EXPECT_EQ(XmlUnescape(XmlEscape("<&>\"'")), "<&>\"'");
-  // Truncated documents yield nothing rather than garbage.
-  EXPECT_TRUE(XmlElements("<Key>unterminated", "Key").empty());
+  EXPECT_FALSE(XmlFindText("<KeyCount>1</KeyCount>", "Key").has_value());
+  EXPECT_EQ(XmlFindText("<A>&#252;</A>", "A").value(), "\xc3\xbc");
+  EXPECT_EQ(XmlFindText("<A>" + XmlEscape("<&>\"'") + "</A>", "A").value(), "<&>\"'");
+  // The element itself counts, and a match is not searched inside.
+  EXPECT_EQ(XmlFindText("<Error><Code>X</Code></Error>", "Error").value(), "");
+  auto nested = ParseXml("<R><E><E>inner</E></E><E>second</E></R>");
+  ASSERT_TRUE(nested.ok());
+  EXPECT_EQ(nested->FindAll("E").size(), 2u);
+}
+
+TEST(XmlDocumentTest, NamespacesCdataAndEntitiesAsStoresSendThem) {
+  // S3 declares a default namespace; other tools use prefixes.
+  auto s3 = ParseXml(
+      "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+      "<ListBucketResult xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\">"
+      "<Contents><Key>k</Key><ETag>&quot;abc&quot;</ETag></Contents></ListBucketResult>");
+  ASSERT_TRUE(s3.ok()) << s3.status().ToString();
+  EXPECT_EQ(s3->name, "ListBucketResult");
+  EXPECT_EQ(s3->FindAll("Contents")[0]->FindText("ETag").value(), "\"abc\"");
+  auto prefixed = ParseXml("<s3:Error xmlns:s3=\"urn:x\"><s3:Code>NoSuchKey</s3:Code></s3:Error>");
+  ASSERT_TRUE(prefixed.ok()) << prefixed.status().ToString();
+  EXPECT_EQ(prefixed->FindText("Code").value(), "NoSuchKey");
+  // CDATA is literal text; entities next to it are decoded.
+  EXPECT_EQ(XmlFindText("<Key><![CDATA[a<b&c]]>&amp;d</Key>", "Key").value(), "a<b&c&d");
+  // Character references beyond the BMP, and a UTF-8 byte order mark.
+  EXPECT_EQ(XmlFindText("\xef\xbb\xbf<A>&#x1F600;</A>", "A").value(), "\xf0\x9f\x98\x80");
+  // Whitespace S3 sends to keep a slow CompleteMultipartUpload alive.
+  EXPECT_EQ(XmlFindText("  \n <?xml version=\"1.0\"?><R><ETag>e</ETag></R>", "ETag").value(), "e");
+}
+
+TEST(XmlDocumentTest, MalformedAndHostileDocumentsAreRefused) {
+  EXPECT_TRUE(ParseXml("<Key>unterminated").status().IsCorruption());
+  EXPECT_TRUE(ParseXml("").status().IsCorruption());
+  EXPECT_TRUE(ParseXml("<html><body>502 Bad Gateway</html>").status().IsCorruption());
+  EXPECT_TRUE(ParseXml("<A>&unknown;</A>").status().IsCorruption());
+  EXPECT_FALSE(XmlFindText("not xml", "Code").has_value());
+  // Entity expansion ("billion laughs") never starts: no DTD is accepted.
+  std::string bomb =
+      "<?xml version=\"1.0\"?><!DOCTYPE r [<!ENTITY a \"aaaaaaaaaa\">"
+      "<!ENTITY b \"&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;\">]><r>&b;</r>";
+  EXPECT_TRUE(ParseXml(bomb).status().IsCorruption());
+  std::string deep;
+  for (int i = 0; i <= kMaxXmlDepth; ++i) deep += "<a>";
+  for (int i = 0; i <= kMaxXmlDepth; ++i) deep += "</a>";
+  EXPECT_TRUE(ParseXml(deep).status().IsCorruption());
 }
 
 TEST(EtagTest, QuotesAndWeakPrefixAreStripped) {

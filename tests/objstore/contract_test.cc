@@ -268,7 +268,6 @@ TEST_P(ContractTest, PutIfAbsentRaceHasExactlyOneWinner) {
     std::mutex mu;
     std::vector<int> winners;
     std::string winner_etag;
-    std::atomic<int> others{0};
     ParallelFor(kRacers, kRacers, [&](size_t i) {
       auto r = store_->PutIfAbsent(key, "racer " + std::to_string(i));
       std::lock_guard<std::mutex> lock(mu);

@@ -63,6 +63,12 @@ secure_port = true
 max_connections = 100
 max_connections_per_client = 10
 idle_timeout_seconds = 60
+[servers.ninep]
+addresses = ["127.0.0.1:5564", "[::1]:5564"]
+unix_socket = "/run/p9.sock"
+max_msize = 65536
+anonuid = 7
+squash = "none"
 )", "all.toml");
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   EXPECT_DOUBLE_EQ(c->cache.disk_size_gb, 2.5);
@@ -84,6 +90,29 @@ idle_timeout_seconds = 60
   EXPECT_EQ(access.limits.max_connections, 100u);
   EXPECT_EQ(access.limits.max_connections_per_client, 10u);
   EXPECT_EQ(access.limits.idle_timeout, std::chrono::seconds(60));
+  EXPECT_TRUE(c->ninep.enabled);
+  ASSERT_EQ(c->ninep.addresses.size(), 2u);
+  EXPECT_EQ(c->ninep.addresses[1], "[::1]:5564");
+  EXPECT_EQ(c->ninep.unix_socket, "/run/p9.sock");
+  EXPECT_EQ(c->ninep.max_msize, 65536u);
+  EXPECT_EQ(c->ninep.access.anonuid, 7u);
+  EXPECT_EQ(c->ninep.access.anongid, 65534u);
+  EXPECT_EQ(c->ninep.access.squash, Squash::kNone);
+}
+
+TEST(Config, NinepDefaultsToLoopbackAndIsOffWithoutItsSection) {
+  auto off = Config::Parse(kMinimal, "min.toml");
+  ASSERT_TRUE(off.ok());
+  EXPECT_FALSE(off->ninep.enabled);
+  auto on = Config::Parse(std::string(kMinimal) + "[servers.ninep]\n", "ninep.toml");
+  ASSERT_TRUE(on.ok()) << on.status().ToString();
+  EXPECT_TRUE(on->ninep.enabled);
+  ASSERT_EQ(on->ninep.addresses.size(), 1u);
+  EXPECT_EQ(on->ninep.addresses[0], "127.0.0.1:5564");
+  EXPECT_EQ(on->ninep.max_msize, 1u << 20);
+  EXPECT_EQ(on->ninep.access.squash, Squash::kRoot);
+  EXPECT_EQ(on->ninep.access.AllowedClientStrings(),
+            (std::vector<std::string>{"127.0.0.0/8", "::1/128"}));
 }
 
 TEST(Config, NfsDefaultsAreCareful) {
@@ -122,6 +151,44 @@ TEST(Config, LiteralSecretsAreRecognised) {
   EXPECT_FALSE(HoldsLiteralSecret("[storage]\nencryption_password = \"${PAILFS_PASSWORD}\"\n"));
   EXPECT_FALSE(HoldsLiteralSecret("[azure]\nstorage_account_key = \"$AZ_KEY\"\n"));
   EXPECT_FALSE(HoldsLiteralSecret(StarterConfig()));
+}
+
+TEST(Config, NbdServer) {
+  auto absent = Config::Parse(kMinimal, "test.toml");
+  ASSERT_TRUE(absent.ok());
+  EXPECT_FALSE(absent->nbd.enabled);
+  auto defaults = Config::Parse(std::string(kMinimal) + "[servers.nbd]\n", "test.toml");
+  ASSERT_TRUE(defaults.ok()) << defaults.status().ToString();
+  EXPECT_TRUE(defaults->nbd.enabled);
+  EXPECT_EQ(defaults->nbd.addresses, std::vector<std::string>{"127.0.0.1:10809"});
+  EXPECT_EQ(defaults->nbd.unix_socket, "");
+  auto both = Config::Parse(std::string(kMinimal) +
+                                "[servers.nbd]\naddresses = [\"127.0.0.1:1\", \"[::1]:2\"]\n"
+                                "unix_socket = \"/run/nbd.sock\"\n",
+                            "test.toml");
+  ASSERT_TRUE(both.ok()) << both.status().ToString();
+  EXPECT_EQ(both->nbd.addresses, (std::vector<std::string>{"127.0.0.1:1", "[::1]:2"}));
+  EXPECT_EQ(both->nbd.unix_socket, "/run/nbd.sock");
+  auto socket_only = Config::Parse(std::string(kMinimal) + "[servers.nbd]\nunix_socket = \"/s\"\n",
+                                   "test.toml");
+  ASSERT_TRUE(socket_only.ok());
+  EXPECT_TRUE(socket_only->nbd.addresses.empty());
+  EXPECT_TRUE(defaults->nbd.access.AllowsAddress("127.0.0.1"));
+  EXPECT_FALSE(defaults->nbd.access.AllowsAddress("10.1.1.1"));
+  auto acl = Config::Parse(std::string(kMinimal) +
+                               "[servers.nbd]\nallowed_clients = [\"10.0.0.0/8\"]\nsecure_port = true\n",
+                           "test.toml");
+  ASSERT_TRUE(acl.ok()) << acl.status().ToString();
+  EXPECT_TRUE(acl->nbd.access.AllowsAddress("10.1.1.1"));
+  EXPECT_FALSE(acl->nbd.access.AllowsAddress("127.0.0.1"));
+  EXPECT_TRUE(acl->nbd.access.secure_port);
+  // NBD carries no identities: squashing is not an NBD setting.
+  auto squash = Config::Parse(std::string(kMinimal) + "[servers.nbd]\nsquash = \"all\"\n", "t");
+  ASSERT_FALSE(squash.ok());
+  EXPECT_NE(squash.status().message().find("unknown key 'squash'"), std::string::npos);
+  auto typo = Config::Parse(std::string(kMinimal) + "[servers.nbd]\naddress = []\n", "test.toml");
+  ASSERT_FALSE(typo.ok());
+  EXPECT_NE(typo.status().message().find("unknown key 'address'"), std::string::npos);
 }
 
 TEST(Config, EnvironmentSubstitution) {
@@ -166,6 +233,8 @@ TEST(Config, MistakesAreReportedWithTheirPlace) {
       {std::string(kMinimal) + "[servers.smb]\nx=1\n", "unknown server [servers.smb]"},
       {std::string(kMinimal) + "[servers.nfs]\ncommit=\"maybe\"\n", "commit must be"},
       {std::string(kMinimal) + "[servers.fuse]\nallow_other=true\n", "needs mountpoint"},
+      {std::string(kMinimal) + "[servers.ninep]\nmax_msize=100\n", "max_msize must be between"},
+      {std::string(kMinimal) + "[servers.ninep]\nport=5564\n", "unknown key 'port'"},
       {"[storage]\nencryption_password=\"x\"\n[cache]\ndir=\"/c\"\n", "url is required"},
       {"[storage]\nurl=\"file:///b\"\n[cache]\ndir=\"/c\"\n", "encryption_password is required"},
       {"[storage\nurl=1", "bad.toml:1"},

@@ -1,0 +1,302 @@
+// nbd_bench: block I/O through libnbd against pailfs's NBD server (file://
+// bucket, and S3 on RGW when S3_ENDPOINT etc. are set) and, as the
+// reference, nbdkit's file plugin on a local-disk file, in one run with the
+// same client:
+//   seq-write   1 MiB writes in order, then FLUSH (counted)
+//   seq-read    1 MiB reads in order
+//   rand-write  4 KiB writes at random aligned offsets, then FLUSH (counted)
+//   rand-read   4 KiB reads at random aligned offsets
+// all at queue depth --depth (16). pailfs runs with its default durability:
+// writes are acknowledged from memory, FLUSH waits for the bucket. The
+// export file is made through pailfs's NFS server (libnfs), as a user would
+// with `truncate` on a mount. Prints numbers; never fails on them.
+//
+//   nbd_bench --pailfs build/pailfs [--targets file,s3,nbdkit] [--dir /var/tmp]
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <libnbd.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern "C" {
+#include <nfsc/libnfs.h>
+}
+
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+constexpr uint64_t kMiB = 1 << 20;
+
+struct Params {
+  std::string pailfs;
+  std::string dir = "/var/tmp";
+  std::string targets = "file,s3,nbdkit";
+  uint64_t size_mib = 1024;
+  uint64_t seq_mib = 256;
+  uint64_t random_ops = 16384;
+  unsigned depth = 16;
+};
+
+uint16_t FreePort() {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof(addr);
+  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  close(fd);
+  return ntohs(addr.sin_port);
+}
+
+bool CanConnect(uint16_t port) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = htons(port);
+  bool ok = connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
+  close(fd);
+  return ok;
+}
+
+// A child process with its output in `log`, stopped with SIGTERM.
+class Child {
+ public:
+  Child(const std::vector<std::string>& argv, const std::string& log) {
+    pid_ = fork();
+    if (pid_ == 0) {
+      prctl(PR_SET_PDEATHSIG, SIGTERM);  // no server outlives an interrupted bench
+      int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+      dup2(fd, 1);
+      dup2(fd, 2);
+      std::vector<char*> args;
+      for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+      args.push_back(nullptr);
+      execvp(args[0], args.data());
+      _exit(127);
+    }
+  }
+  ~Child() {
+    if (pid_ <= 0) return;
+    kill(pid_, SIGTERM);
+    int status;
+    waitpid(pid_, &status, 0);
+  }
+  bool WaitForPort(uint16_t port) {
+    for (int i = 0; i < 3000; i++) {
+      if (CanConnect(port)) return true;
+      int status;
+      if (waitpid(pid_, &status, WNOHANG) == pid_) {
+        pid_ = -1;
+        return false;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return false;
+  }
+
+ private:
+  pid_t pid_ = -1;
+};
+
+struct Result {
+  double seconds = 0;
+  uint64_t bytes = 0;
+  uint64_t ops = 0;
+  uint64_t errors = 0;
+};
+
+// Runs `ops` requests of `block` bytes at queue depth `depth`; offset(i)
+// places request i. A FLUSH at the end (writes) is part of the time.
+Result Run(nbd_handle* h, bool write, uint64_t ops, size_t block, unsigned depth,
+           const std::function<uint64_t(uint64_t)>& offset, const std::string& data) {
+  Result r;
+  std::vector<std::string> buffers(depth, std::string(block, '\0'));
+  uint64_t errors = 0;
+  nbd_completion_callback done{};
+  done.user_data = &errors;
+  done.callback = [](void* user, int* error) -> int {
+    if (*error) ++*static_cast<uint64_t*>(user);
+    return 1;  // retire the command
+  };
+  auto start = std::chrono::steady_clock::now();
+  uint64_t issued = 0;
+  while (issued < ops || nbd_aio_in_flight(h) > 0) {
+    while (issued < ops && nbd_aio_in_flight(h) < static_cast<int>(depth)) {
+      uint64_t at = offset(issued);
+      int64_t cookie;
+      if (write) {
+        size_t from = (issued * 4096) % (data.size() - block);
+        cookie = nbd_aio_pwrite(h, data.data() + from, block, at, done, 0);
+      } else {
+        cookie = nbd_aio_pread(h, buffers[issued % depth].data(), block, at, done, 0);
+      }
+      if (cookie < 0) {
+        std::fprintf(stderr, "request failed: %s\n", nbd_get_error());
+        errors++;
+      }
+      issued++;
+    }
+    if (nbd_poll(h, -1) < 0) {
+      std::fprintf(stderr, "poll: %s\n", nbd_get_error());
+      break;
+    }
+  }
+  if (write && nbd_flush(h, 0) != 0) errors++;
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  r.ops = ops;
+  r.bytes = ops * block;
+  r.errors = errors;
+  return r;
+}
+
+void Report(const std::string& target, const std::string& workload, const Result& r) {
+  std::printf("%-8s %-11s %9.0f IOPS %9.1f MiB/s %7.2f s%s\n", target.c_str(), workload.c_str(),
+              r.ops / r.seconds, r.bytes / r.seconds / kMiB, r.seconds,
+              r.errors ? (" ERRORS " + std::to_string(r.errors)).c_str() : "");
+  std::fflush(stdout);
+}
+
+void Workloads(const std::string& target, uint16_t port, const std::string& export_name,
+               const Params& p) {
+  nbd_handle* h = nbd_create();
+  nbd_set_export_name(h, export_name.c_str());
+  if (nbd_connect_tcp(h, "127.0.0.1", std::to_string(port).c_str()) != 0) {
+    std::fprintf(stderr, "%s: connect: %s\n", target.c_str(), nbd_get_error());
+    nbd_close(h);
+    return;
+  }
+  std::mt19937_64 rng(42);
+  std::string data(8 * kMiB, '\0');
+  for (auto& c : data) c = static_cast<char>(rng());
+  uint64_t seq_ops = p.seq_mib;
+  Report(target, "seq-write", Run(h, true, seq_ops, kMiB, p.depth,
+                                  [](uint64_t i) { return i * kMiB; }, data));
+  Report(target, "seq-read", Run(h, false, seq_ops, kMiB, p.depth,
+                                 [](uint64_t i) { return i * kMiB; }, data));
+  uint64_t blocks = p.seq_mib * kMiB / 4096;
+  std::vector<uint64_t> offsets(p.random_ops);
+  for (auto& o : offsets) o = (rng() % blocks) * 4096;
+  Report(target, "rand-write", Run(h, true, p.random_ops, 4096, p.depth,
+                                   [&](uint64_t i) { return offsets[i]; }, data));
+  std::shuffle(offsets.begin(), offsets.end(), rng);
+  Report(target, "rand-read", Run(h, false, p.random_ops, 4096, p.depth,
+                                  [&](uint64_t i) { return offsets[i]; }, data));
+  nbd_shutdown(h, 0);
+  nbd_close(h);
+}
+
+bool MakeExportOverNfs(uint16_t nfs_port, const std::string& name, uint64_t size) {
+  nfs_context* nfs = nfs_init_context();
+  std::string url = "nfs://127.0.0.1/?version=3&nfsport=" + std::to_string(nfs_port) +
+                    "&mountport=" + std::to_string(nfs_port);
+  nfs_url* u = nfs_parse_url_dir(nfs, url.c_str());
+  bool ok = u != nullptr && nfs_mount(nfs, u->server, u->path) == 0;
+  nfsfh* fh = nullptr;
+  std::string path = "/.nbd/" + name;
+  ok = ok && nfs_creat(nfs, path.c_str(), 0600, &fh) == 0;
+  ok = ok && nfs_ftruncate(nfs, fh, size) == 0;
+  if (!ok) std::fprintf(stderr, "making the export over NFS: %s\n", nfs_get_error(nfs));
+  if (fh) nfs_close(nfs, fh);
+  if (u) nfs_destroy_url(u);
+  nfs_destroy_context(nfs);
+  return ok;
+}
+
+void BenchPailfs(const std::string& target, const Params& p, const std::string& work) {
+  std::string url, aws;
+  if (target == "file") {
+    url = "file://" + work + "/bucket";
+  } else {
+    const char* endpoint = std::getenv("S3_ENDPOINT");
+    const char* key = std::getenv("S3_ACCESS_KEY");
+    const char* secret = std::getenv("S3_SECRET_KEY");
+    if (!endpoint || !key || !secret) {
+      std::printf("%-8s skipped: S3_ENDPOINT, S3_ACCESS_KEY, S3_SECRET_KEY not set\n",
+                  target.c_str());
+      return;
+    }
+    const char* region = std::getenv("S3_REGION");
+    std::random_device rd;
+    url = "s3://pail-test/nbd-bench-" + std::to_string(rd());
+    aws = std::string("[aws]\naccess_key_id = \"") + key + "\"\nsecret_access_key = \"" + secret +
+          "\"\nregion = \"" + (region ? region : "us-east-1") + "\"\nendpoint = \"" + endpoint +
+          "\"\nallow_http = true\npath_style = true\n";
+  }
+  uint16_t nfs_port = FreePort(), nbd_port = FreePort();
+  std::string config = work + "/" + target + ".toml";
+  std::ofstream(config) << "[storage]\nurl = \"" << url << "\"\nencryption_password = \"bench\"\n"
+                        << "[cache]\ndir = \"" << work << "/cache-" << target << "\"\n" << aws
+                        << "[servers.nfs]\naddresses = [\"127.0.0.1:" << nfs_port << "\"]\n"
+                        << "[servers.nbd]\naddresses = [\"127.0.0.1:" << nbd_port << "\"]\n";
+  Child server({p.pailfs, "run", "-c", config}, work + "/" + target + ".log");
+  if (!server.WaitForPort(nbd_port) || !MakeExportOverNfs(nfs_port, "bench", p.size_mib * kMiB)) {
+    std::printf("%-8s failed to start; see %s/%s.log\n", target.c_str(), work.c_str(),
+                target.c_str());
+    return;
+  }
+  Workloads(target, nbd_port, "bench", p);
+}
+
+void BenchNbdkit(const Params& p, const std::string& work) {
+  std::string file = work + "/nbdkit.img";
+  std::filesystem::resize_file(
+      (std::ofstream(file), std::filesystem::path(file)), p.size_mib * kMiB);
+  uint16_t port = FreePort();
+  Child server({"nbdkit", "-f", "--exit-with-parent", "-i", "127.0.0.1", "-p",
+                std::to_string(port), "file", "file=" + file},
+               work + "/nbdkit.log");
+  if (!server.WaitForPort(port)) {
+    std::printf("nbdkit   failed to start; see %s/nbdkit.log\n", work.c_str());
+    return;
+  }
+  Workloads("nbdkit", port, "", p);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Params p;
+  CLI::App app("NBD block I/O through libnbd: pailfs beside nbdkit's file plugin");
+  app.add_option("--pailfs", p.pailfs, "the pailfs binary")->required();
+  app.add_option("--dir", p.dir, "work directory on local disk (bucket, cache, nbdkit file)");
+  app.add_option("--targets", p.targets, "comma list of file, s3, nbdkit");
+  app.add_option("--size-mib", p.size_mib, "export size");
+  app.add_option("--seq-mib", p.seq_mib, "bytes moved by the sequential runs (and the random range)");
+  app.add_option("--random-ops", p.random_ops, "4 KiB requests per random run");
+  app.add_option("--depth", p.depth, "requests in flight");
+  CLI11_PARSE(app, argc, argv);
+  std::string work = p.dir + "/nbd-bench-" + std::to_string(getpid());
+  std::filesystem::create_directories(work);
+  std::printf("depth %u; sequential %llu x 1 MiB; random %llu x 4 KiB over %llu MiB\n", p.depth,
+              (unsigned long long)p.seq_mib, (unsigned long long)p.random_ops,
+              (unsigned long long)p.seq_mib);
+  std::stringstream list(p.targets);
+  for (std::string target; std::getline(list, target, ',');) {
+    if (target == "nbdkit") {
+      BenchNbdkit(p, work);
+    } else if (target == "file" || target == "s3") {
+      BenchPailfs(target, p, work);
+    } else {
+      std::fprintf(stderr, "unknown target %s\n", target.c_str());
+    }
+  }
+  std::filesystem::remove_all(work);
+  return 0;
+}

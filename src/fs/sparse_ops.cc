@@ -1,0 +1,203 @@
+// Sparse files: punching holes and mapping data against holes. Both work on
+// whole chunks where they can, since a chunk that is not stored is a hole
+// (docs/FORMAT.md).
+#include <algorithm>
+
+#include "fs/filesystem_impl.h"
+#include "fs/permissions.h"
+
+namespace pail::fs {
+
+namespace {
+// Above this many chunks one range tombstone replaces point deletes.
+constexpr uint64_t kPointDeleteChunkLimit = 16;
+
+// The end of [offset, offset + length) clipped to a file of `size` bytes,
+// without overflowing.
+uint64_t RangeEnd(uint64_t offset, uint64_t length, uint64_t size) {
+  if (offset >= size) return offset;
+  return offset + std::min(length, size - offset);
+}
+
+bool ChunkHasData(const std::string& bytes) {
+  return std::any_of(bytes.begin(), bytes.end(), [](char c) { return c != 0; });
+}
+}  // namespace
+
+FsResult<int64_t> FileSystemImpl::ZeroStoredChunk(Ino ino, uint64_t index, uint64_t from,
+                                                  uint64_t to, Txn& txn) {
+  std::string chunk;
+  rocksdb::Status rs = db_->Get(rocksdb::ReadOptions(), data_, ChunkKey(ino, index), &chunk);
+  if (rs.IsNotFound()) return int64_t{0};
+  if (!rs.ok()) return EngineError(rs);
+  if (chunk.size() <= from) return int64_t{0};
+  size_t old_size = chunk.size();
+  std::fill(chunk.begin() + from, chunk.begin() + std::min<uint64_t>(to, chunk.size()), '\0');
+  size_t len = chunk.size();
+  while (len > 0 && chunk[len - 1] == 0) --len;
+  if (len == 0) {
+    txn.batch.Delete(data_, ChunkKey(ino, index));
+    chunk_deletes_++;
+  } else {
+    txn.batch.Put(data_, ChunkKey(ino, index), rocksdb::Slice(chunk.data(), len));
+    chunk_puts_++;
+  }
+  return static_cast<int64_t>(old_size - len);
+}
+
+FsResult<int64_t> FileSystemImpl::DeleteStoredChunks(Ino ino, uint64_t first, uint64_t end,
+                                                     Txn& txn) {
+  if (first >= end) return int64_t{0};
+  rocksdb::ReadOptions ro;
+  std::string upper = ChunkKey(ino, end);
+  rocksdb::Slice upper_slice(upper);
+  ro.iterate_upper_bound = &upper_slice;
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, data_));
+  int64_t freed = 0;
+  uint64_t found = 0;
+  for (it->Seek(ChunkKey(ino, first)); it->Valid(); it->Next()) {
+    freed += static_cast<int64_t>(it->value().size());
+    if (++found <= kPointDeleteChunkLimit) txn.batch.Delete(data_, it->key());
+  }
+  if (!it->status().ok()) return EngineError(it->status());
+  if (found > kPointDeleteChunkLimit) {
+    txn.batch.DeleteRange(data_, ChunkKey(ino, first), ChunkKey(ino, end));
+  }
+  chunk_deletes_ += found;
+  return freed;
+}
+
+FsResult<Attr> FileSystemImpl::PunchHole(const Credentials& cred, Ino ino, uint64_t offset,
+                                         uint64_t length) {
+  if (engine_.fenced()) return FsError{EROFS};
+  InodeLocks lock(locks_, {ino});
+  FsResult<InodeRecord> loaded = LoadInode(ino);
+  if (!loaded.ok()) return loaded.status();
+  if (loaded->is_dir()) return FsError{EISDIR};
+  if (!loaded->is_reg()) return FsError{EINVAL};
+  if (cred.uid != loaded->uid && !MayAccess(cred, *loaded, kMayWrite)) return FsError{EACCES};
+  uint64_t end = RangeEnd(offset, length, loaded->size);
+  if (offset >= end) return ToAttr(ino, *loaded);
+  // Work on the engine's state only: unflushed data goes in first.
+  FsStatus flushed = FlushFile(ino);
+  if (!flushed.ok()) return flushed;
+  FsResult<InodeRecord> stored = LoadStoredInode(ino);
+  if (!stored.ok()) return stored.status();
+  InodeRecord r = *stored;
+  Txn txn;
+  int64_t freed = 0;
+  // A chunk is freed whole when the range covers it up to its end or up to
+  // the end of the file (nothing is stored past the end).
+  auto covers_tail = [&](uint64_t index) {
+    return end >= std::min(r.size, (index + 1) * kChunkSize);
+  };
+  uint64_t first = offset / kChunkSize;
+  uint64_t last = (end - 1) / kChunkSize;
+  uint64_t whole_first = first;
+  uint64_t whole_end = last + 1;
+  if (offset % kChunkSize != 0 || !covers_tail(first)) {
+    uint64_t from = offset - first * kChunkSize;
+    uint64_t to = std::min(end - first * kChunkSize, kChunkSize);
+    FsResult<int64_t> f = ZeroStoredChunk(ino, first, from, to, txn);
+    if (!f.ok()) return f.status();
+    freed += *f;
+    whole_first = first + 1;
+  }
+  if (last > first && !covers_tail(last)) {
+    FsResult<int64_t> f = ZeroStoredChunk(ino, last, 0, end - last * kChunkSize, txn);
+    if (!f.ok()) return f.status();
+    freed += *f;
+    whole_end = last;
+  }
+  FsResult<int64_t> f = DeleteStoredChunks(ino, whole_first, whole_end, txn);
+  if (!f.ok()) return f.status();
+  freed += *f;
+  r.used -= static_cast<uint64_t>(std::min<int64_t>(freed, static_cast<int64_t>(r.used)));
+  txn.used_bytes_delta -= freed;
+  r.mtime = r.ctime = NowTimespec();
+  PutInode(txn, ino, r);
+  FsStatus c = Commit(txn);
+  if (!c.ok()) return c;
+  return ToAttr(ino, r);
+}
+
+FsResult<std::vector<Extent>> FileSystemImpl::MapExtents(const Credentials& cred, Ino ino,
+                                                         uint64_t offset, uint64_t length,
+                                                         size_t max_extents) {
+  InodeLocks lock(locks_, {ino});
+  FsResult<InodeRecord> r = LoadInode(ino);
+  if (!r.ok()) return r.status();
+  if (r->is_dir()) return FsError{EISDIR};
+  if (!r->is_reg()) return FsError{EINVAL};
+  if (cred.uid != r->uid && !MayAccess(cred, *r, kMayRead)) return FsError{EACCES};
+  std::vector<Extent> extents;
+  uint64_t end = RangeEnd(offset, length, r->size);
+  if (offset >= end || max_extents == 0) return extents;
+  uint64_t first = offset / kChunkSize;
+  uint64_t last = (end - 1) / kChunkSize;
+
+  // Chunks with data, in order: the buffer's chunks override the engine's,
+  // and the engine holds nothing at or past a dirty file's stored limit.
+  DirtyFile* f = FindDirty(ino);
+  uint64_t stored_end = last + 1;
+  if (f != nullptr) stored_end = std::min(stored_end, f->stored_chunk_limit);
+  std::map<uint64_t, DirtyChunk>::const_iterator dirty, dirty_end;
+  if (f != nullptr) {
+    dirty = f->chunks.lower_bound(first);
+    dirty_end = f->chunks.upper_bound(last);
+  }
+  rocksdb::ReadOptions ro;
+  std::string upper = ChunkKey(ino, stored_end);
+  rocksdb::Slice upper_slice(upper);
+  ro.iterate_upper_bound = &upper_slice;
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, data_));
+  it->Seek(ChunkKey(ino, first));
+
+  uint64_t pos = offset;  // everything before is in `extents`
+  auto add = [&](uint64_t from, uint64_t to, bool data) {
+    if (to <= from) return;
+    if (!extents.empty() && extents.back().data == data &&
+        extents.back().offset + extents.back().length == from) {
+      extents.back().length += to - from;
+    } else {
+      extents.push_back(Extent{from, to - from, data});
+    }
+    pos = to;
+  };
+  // One more than asked: the last is dropped unless the map ends there, so
+  // a returned run is never cut short by the bound.
+  while (pos < end && extents.size() <= max_extents) {
+    bool stored_valid = stored_end > first && it->Valid();
+    uint64_t stored_index = stored_valid ? ChunkKeyIndex(it->key().ToStringView()) : UINT64_MAX;
+    // Skip the dirty chunks that are all zeros and the stored chunks the
+    // buffer overrides.
+    while (f != nullptr && dirty != dirty_end && !ChunkHasData(dirty->second.data)) {
+      if (dirty->first == stored_index) {
+        it->Next();
+        stored_valid = it->Valid();
+        stored_index = stored_valid ? ChunkKeyIndex(it->key().ToStringView()) : UINT64_MAX;
+      }
+      ++dirty;
+    }
+    uint64_t dirty_index = (f != nullptr && dirty != dirty_end) ? dirty->first : UINT64_MAX;
+    uint64_t index = std::min(stored_index, dirty_index);
+    if (index == UINT64_MAX || index > last) {
+      add(pos, end, false);
+      break;
+    }
+    if (index == stored_index) it->Next();
+    if (index == dirty_index) ++dirty;
+    if (index == stored_index && index != dirty_index && f != nullptr && f->chunks.count(index)) {
+      continue;  // overridden by an all-zero buffered chunk
+    }
+    uint64_t from = std::max(offset, index * kChunkSize);
+    uint64_t to = std::min(end, (index + 1) * kChunkSize);
+    add(pos, from, false);
+    add(from, to, true);
+  }
+  if (!it->status().ok()) return EngineError(it->status());
+  if (extents.size() > max_extents) extents.resize(max_extents);
+  return extents;
+}
+
+}  // namespace pail::fs

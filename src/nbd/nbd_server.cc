@@ -1,0 +1,483 @@
+#include "nbd/nbd_server.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <asio.hpp>
+#include <spdlog/spdlog.h>
+
+#include <deque>
+#include <map>
+#include <set>
+#include <thread>
+
+#include "nbd/exports.h"
+#include "nbd/handshake.h"
+#include "nbd/protocol.h"
+#include "nbd/transmission.h"
+#include "nbd/wire.h"
+#include "nfs/rpc_tcp_server.h"
+#include "util/mutex.h"
+
+namespace pail::nbd {
+
+using asio::ip::tcp;
+using Socket = asio::generic::stream_protocol::socket;
+using LocalProtocol = asio::local::stream_protocol;
+
+namespace {
+// Replies handed to the kernel per write (gathered into one sendmsg).
+constexpr size_t kMaxRepliesPerWrite = 64;
+// A client that has not started transmission by then is dropped, so idle
+// sockets cannot hold every connection slot.
+constexpr auto kHandshakeTimeout = std::chrono::seconds(60);
+}  // namespace
+
+class Connection;
+
+struct NbdServer::Impl {
+  Impl(fs::FileSystem& f, NbdServerOptions o) : fs(f), options(std::move(o)), exports(f) {}
+
+  void AcceptTcp(tcp::acceptor* acceptor);
+  void AcceptLocal(LocalProtocol::acceptor* acceptor);
+  // `address` is the client's IP ("" for the Unix socket), counted against
+  // the per-client limit.
+  void Adopt(Socket socket, std::string address, std::string peer);
+  void Forget(Connection* connection);
+
+  fs::FileSystem& fs;
+  NbdServerOptions options;
+  Exports exports;
+  asio::io_context io;
+  std::unique_ptr<asio::thread_pool> workers;
+  std::vector<std::unique_ptr<tcp::acceptor>> tcp_acceptors;
+  std::unique_ptr<LocalProtocol::acceptor> local_acceptor;
+  std::thread io_thread;
+  Mutex mu;
+  std::set<std::shared_ptr<Connection>> connections GUARDED_BY(mu);
+  std::map<std::string, size_t> per_client GUARDED_BY(mu);  // open connections by address
+  server::RefusalLog refusal_log;
+  bool stopped GUARDED_BY(mu) = false;
+  bool started = false;
+};
+
+// One client. Everything but the work itself happens on the connection's
+// strand, so its state needs no lock; workers hand results back by posting
+// to the strand.
+class Connection : public std::enable_shared_from_this<Connection> {
+ public:
+  Connection(NbdServer::Impl* server, Socket socket, std::string address, std::string peer)
+      : server_(server),
+        socket_(std::move(socket)),
+        strand_(asio::make_strand(server->io)),
+        address_(std::move(address)),
+        peer_(std::move(peer)),
+        handshake_(server->exports),
+        handshake_timer_(strand_) {}
+
+  void Start() {
+    asio::dispatch(strand_, [self = shared_from_this()] {
+      self->handshake_timer_.expires_after(kHandshakeTimeout);
+      // The timer runs its handler on the strand (its executor).
+      self->handshake_timer_.async_wait([self](asio::error_code ec) {
+        if (ec || self->transmission_) return;
+        spdlog::warn("nbd: {}: no export chosen within {} s; disconnecting", self->peer_,
+                     kHandshakeTimeout.count());
+        self->CloseOnStrand();
+      });
+      self->Send(Handshake::Greeting());
+      self->ReadClientFlags();
+    });
+  }
+
+  void Close() {
+    asio::dispatch(strand_, [self = shared_from_this()] { self->CloseOnStrand(); });
+  }
+
+  const std::string& address() const { return address_; }
+
+ private:
+  template <typename F>
+  auto OnStrand(F f) {
+    return asio::bind_executor(strand_, std::move(f));
+  }
+
+  void ReadClientFlags() {
+    asio::async_read(socket_, asio::buffer(header_, 4),
+                     OnStrand([self = shared_from_this()](asio::error_code ec, size_t) {
+                       if (ec) return self->CloseOnStrand();
+                       WireReader r(std::string_view(self->header_, 4));
+                       if (!self->handshake_.SetClientFlags(r.U32())) {
+                         spdlog::warn("nbd: {}: unknown client flags", self->peer_);
+                         return self->CloseOnStrand();
+                       }
+                       self->ReadOption();
+                     }));
+  }
+
+  void ReadOption() {
+    asio::async_read(
+        socket_, asio::buffer(header_, kOptionHeaderBytes),
+        OnStrand([self = shared_from_this()](asio::error_code ec, size_t) {
+          if (ec) return self->CloseOnStrand();
+          OptionHeader h = DecodeOptionHeader(std::string_view(self->header_, kOptionHeaderBytes));
+          if (h.magic != kOptionMagic || h.length > kMaxOptionBytes) {
+            spdlog::warn("nbd: {}: bad option header (magic {:x}, {} bytes)", self->peer_,
+                         h.magic, h.length);
+            return self->CloseOnStrand();
+          }
+          self->option_data_.assign(h.length, '\0');
+          asio::async_read(self->socket_, asio::buffer(self->option_data_),
+                           self->OnStrand([self, option = h.option](asio::error_code ec, size_t) {
+                             if (ec) return self->CloseOnStrand();
+                             self->RunOption(option);
+                           }));
+        }));
+  }
+
+  // On a worker: the option may look up exports in the filesystem.
+  void RunOption(uint32_t option) {
+    asio::post(*server_->workers, [self = shared_from_this(), option] {
+      auto reply = std::make_shared<std::string>();
+      OptionOutcome outcome = self->handshake_.HandleOption(option, self->option_data_, reply.get());
+      asio::post(self->strand_, [self, reply, outcome] {
+        if (self->closed_) return;
+        self->Send(std::move(*reply));
+        switch (outcome) {
+          case OptionOutcome::kContinue:
+            self->ReadOption();
+            break;
+          case OptionOutcome::kClose:
+            self->closing_ = true;
+            self->MaybeFinish();
+            break;
+          case OptionOutcome::kTransmit:
+            self->session_ = self->handshake_.session();
+            self->transmission_.emplace(self->server_->fs, self->session_);
+            self->handshake_timer_.cancel();
+            spdlog::debug("nbd: {} attached export '{}'", self->peer_,
+                          self->session_.export_info.name);
+            self->ReadRequest();
+            break;
+        }
+      });
+    });
+  }
+
+  bool Full() const {
+    return in_flight_ >= server_->options.max_in_flight ||
+           in_flight_bytes_ + queued_bytes_ >= server_->options.max_in_flight_bytes;
+  }
+
+  void ReadRequest() {
+    if (closed_ || closing_ || reading_) return;
+    if (Full()) {
+      paused_ = true;
+      return;
+    }
+    reading_ = true;
+    asio::async_read(
+        socket_, asio::buffer(header_, kRequestHeaderBytes),
+        OnStrand([self = shared_from_this()](asio::error_code ec, size_t) {
+          if (ec) return self->CloseOnStrand();
+          Request request = DecodeRequest(std::string_view(self->header_, kRequestHeaderBytes));
+          Admission admission = Admit(request);
+          if (admission.close) {
+            spdlog::warn("nbd: {}: bad request (magic {:x}, type {}, {} bytes); disconnecting",
+                         self->peer_, request.magic, request.type, request.length);
+            return self->CloseOnStrand();
+          }
+          auto payload = std::make_shared<std::string>(admission.payload, '\0');
+          if (admission.payload == 0) return self->Submit(request, admission, payload);
+          asio::async_read(self->socket_, asio::buffer(*payload),
+                           self->OnStrand([self, request, admission, payload](asio::error_code ec,
+                                                                              size_t) {
+                             if (ec) return self->CloseOnStrand();
+                             self->Submit(request, admission, payload);
+                           }));
+        }));
+  }
+
+  void Submit(const Request& request, const Admission& admission,
+              std::shared_ptr<std::string> payload) {
+    reading_ = false;
+    if (request.type == kCmdDisc) {
+      closing_ = true;
+      MaybeFinish();
+      return;
+    }
+    in_flight_++;
+    in_flight_bytes_ += admission.memory;
+    asio::post(*server_->workers, [self = shared_from_this(), request, admission, payload] {
+      Outcome outcome = self->transmission_->Execute(request, *payload);
+      payload->clear();
+      asio::post(self->strand_, [self, admission, outcome = std::move(outcome)]() mutable {
+        self->in_flight_--;
+        self->in_flight_bytes_ -= admission.memory;
+        if (self->closed_) return;
+        if (outcome.close_after) {
+          spdlog::warn("nbd: {}: export '{}' is gone; disconnecting", self->peer_,
+                       self->session_.export_info.name);
+          self->closing_ = true;
+        }
+        self->Send(std::move(outcome.reply));
+        if (self->paused_ && !self->Full()) {
+          self->paused_ = false;
+          self->ReadRequest();
+        }
+        self->MaybeFinish();
+      });
+    });
+    ReadRequest();
+  }
+
+  void Send(std::string bytes) {
+    if (closed_ || bytes.empty()) return;
+    queued_bytes_ += bytes.size();
+    replies_.push_back(std::move(bytes));
+    if (!writing_) WriteQueued();
+  }
+
+  void WriteQueued() {
+    writing_ = true;
+    std::vector<asio::const_buffer> buffers;
+    size_t count = std::min(replies_.size(), kMaxRepliesPerWrite);
+    for (size_t i = 0; i < count; i++) buffers.push_back(asio::buffer(replies_[i]));
+    asio::async_write(socket_, buffers,
+                      OnStrand([self = shared_from_this(), count](asio::error_code ec, size_t) {
+                        if (ec) return self->CloseOnStrand();
+                        for (size_t i = 0; i < count; i++) {
+                          self->queued_bytes_ -= self->replies_.front().size();
+                          self->replies_.pop_front();
+                        }
+                        self->writing_ = false;
+                        if (!self->replies_.empty()) {
+                          self->WriteQueued();
+                        } else {
+                          self->MaybeFinish();
+                        }
+                        if (self->paused_ && !self->Full()) {
+                          self->paused_ = false;
+                          self->ReadRequest();
+                        }
+                      }));
+  }
+
+  // Closes once a closing connection has answered everything.
+  void MaybeFinish() {
+    if (closing_ && in_flight_ == 0 && !writing_ && replies_.empty()) CloseOnStrand();
+  }
+
+  void CloseOnStrand() {
+    if (closed_) return;
+    closed_ = true;
+    handshake_timer_.cancel();
+    asio::error_code ignored;
+    socket_.shutdown(asio::socket_base::shutdown_both, ignored);
+    socket_.close(ignored);
+    server_->Forget(this);
+  }
+
+  NbdServer::Impl* server_;
+  Socket socket_;
+  asio::strand<asio::io_context::executor_type> strand_;
+  const std::string address_;
+  std::string peer_;
+  Handshake handshake_;
+  asio::steady_timer handshake_timer_;
+  Session session_;
+  std::optional<Transmission> transmission_;
+  char header_[kRequestHeaderBytes];
+  std::string option_data_;
+  bool reading_ = false;
+  bool paused_ = false;   // stopped reading until something completes
+  bool closing_ = false;  // answer what is in flight, then close
+  bool closed_ = false;
+  bool writing_ = false;
+  size_t in_flight_ = 0;
+  size_t in_flight_bytes_ = 0;
+  size_t queued_bytes_ = 0;
+  std::deque<std::string> replies_;
+};
+
+void NbdServer::Impl::Adopt(Socket socket, std::string address, std::string peer) {
+  std::shared_ptr<Connection> connection;
+  std::string refusal;
+  {
+    MutexLock lock(&mu);
+    const server::ConnectionLimits& limits = options.access.limits;
+    if (stopped) return;
+    if (connections.size() >= limits.max_connections) {
+      refusal = std::to_string(connections.size()) + " connections open";
+    } else if (!address.empty() && per_client[address] >= limits.max_connections_per_client) {
+      refusal = std::to_string(per_client[address]) + " connections open from " + address;
+    } else {
+      connection = std::make_shared<Connection>(this, std::move(socket), address, peer);
+      connections.insert(connection);
+      if (!address.empty()) per_client[address]++;
+    }
+    if (!address.empty() && per_client[address] == 0) per_client.erase(address);
+  }
+  if (connection) {
+    connection->Start();
+  } else {
+    refusal_log.Refused("nbd: refusing " + peer + ": " + refusal);
+  }
+}
+
+void NbdServer::Impl::AcceptTcp(tcp::acceptor* acceptor) {
+  acceptor->async_accept([this, acceptor](asio::error_code ec, tcp::socket socket) {
+    if (ec) {
+      if (ec == asio::error::operation_aborted || !acceptor->is_open()) return;
+      spdlog::warn("nbd: accept failed: {}", ec.message());
+    } else {
+      asio::error_code ignored;
+      socket.set_option(tcp::no_delay(true), ignored);
+      auto peer = socket.remote_endpoint(ignored);
+      std::string address = peer.address().to_string();
+      std::optional<std::string> refusal = options.access.RefusalReason(address, peer.port());
+      if (refusal) {
+        refusal_log.Refused("nbd: refusing connection: " + *refusal);
+        socket.close(ignored);
+      } else {
+        int family = peer.address().is_v6() ? AF_INET6 : AF_INET;
+        Socket generic(io, asio::generic::stream_protocol(family, IPPROTO_TCP), socket.release());
+        Adopt(std::move(generic), address, address + ":" + std::to_string(peer.port()));
+      }
+    }
+    AcceptTcp(acceptor);
+  });
+}
+
+void NbdServer::Impl::AcceptLocal(LocalProtocol::acceptor* acceptor) {
+  acceptor->async_accept([this, acceptor](asio::error_code ec, LocalProtocol::socket socket) {
+    if (ec) {
+      if (ec == asio::error::operation_aborted || !acceptor->is_open()) return;
+      spdlog::warn("nbd: accept failed: {}", ec.message());
+    } else {
+      Socket generic(io, asio::generic::stream_protocol(AF_UNIX, 0), socket.release());
+      Adopt(std::move(generic), "", "unix:" + options.unix_socket);
+    }
+    AcceptLocal(acceptor);
+  });
+}
+
+void NbdServer::Impl::Forget(Connection* connection) {
+  MutexLock lock(&mu);
+  for (auto it = connections.begin(); it != connections.end(); ++it) {
+    if (it->get() == connection) {
+      const std::string& address = connection->address();
+      if (!address.empty() && --per_client[address] == 0) per_client.erase(address);
+      connections.erase(it);
+      return;
+    }
+  }
+}
+
+NbdServer::NbdServer(fs::FileSystem& fs, NbdServerOptions options)
+    : impl_(std::make_unique<Impl>(fs, std::move(options))) {}
+
+NbdServer::~NbdServer() { Stop(); }
+
+Status NbdServer::Start() {
+  Impl& s = *impl_;
+  if (s.started) return Status::InvalidArgument("NBD server already started");
+  if (s.options.addresses.empty() && s.options.unix_socket.empty()) {
+    return Status::InvalidArgument("NBD: no address or unix_socket configured");
+  }
+  PAIL_RETURN_IF_ERROR(s.exports.EnsureDirectory());
+  for (const std::string& address : s.options.addresses) {
+    std::string host;
+    uint16_t port = 0;
+    PAIL_RETURN_IF_ERROR(nfs::ParseListenAddress(address, &host, &port));
+    tcp::endpoint endpoint(asio::ip::make_address(host), port);
+    auto acceptor = std::make_unique<tcp::acceptor>(s.io);
+    asio::error_code ec;
+    acceptor->open(endpoint.protocol(), ec);
+    if (!ec) acceptor->set_option(tcp::acceptor::reuse_address(true), ec);
+    if (!ec && endpoint.address().is_v6()) acceptor->set_option(asio::ip::v6_only(true), ec);
+    if (!ec) acceptor->bind(endpoint, ec);
+    if (!ec) acceptor->listen(asio::socket_base::max_listen_connections, ec);
+    if (ec) {
+      s.tcp_acceptors.clear();
+      return Status::IOError("NBD: cannot listen on " + address + ": " + ec.message());
+    }
+    s.tcp_acceptors.push_back(std::move(acceptor));
+  }
+  if (!s.options.unix_socket.empty()) {
+    // A socket left by an earlier run is replaced; anything else is not ours.
+    struct stat st;
+    if (lstat(s.options.unix_socket.c_str(), &st) == 0 && S_ISSOCK(st.st_mode)) {
+      ::unlink(s.options.unix_socket.c_str());
+    }
+    auto acceptor = std::make_unique<LocalProtocol::acceptor>(s.io);
+    asio::error_code ec;
+    LocalProtocol::endpoint endpoint(s.options.unix_socket);
+    acceptor->open(endpoint.protocol(), ec);
+    if (!ec) acceptor->bind(endpoint, ec);
+    if (!ec) acceptor->listen(asio::socket_base::max_listen_connections, ec);
+    if (ec) {
+      s.tcp_acceptors.clear();
+      return Status::IOError("NBD: cannot listen on " + s.options.unix_socket + ": " +
+                             ec.message());
+    }
+    s.local_acceptor = std::move(acceptor);
+  }
+  s.started = true;
+  s.workers = std::make_unique<asio::thread_pool>(std::max(1u, s.options.worker_threads));
+  for (auto& acceptor : s.tcp_acceptors) s.AcceptTcp(acceptor.get());
+  if (s.local_acceptor) s.AcceptLocal(s.local_acceptor.get());
+  s.io_thread = std::thread([&s] { s.io.run(); });
+  std::string where;
+  std::vector<uint16_t> ports = bound_ports();
+  for (size_t i = 0; i < ports.size(); i++) {
+    where += (i ? ", " : "") + s.options.addresses[i] + " (port " + std::to_string(ports[i]) + ")";
+  }
+  if (!s.options.unix_socket.empty()) where += (where.empty() ? "" : ", ") + s.options.unix_socket;
+  std::string clients;
+  for (const std::string& c : s.options.access.AllowedClientStrings()) {
+    clients += (clients.empty() ? "" : " ") + c;
+  }
+  spdlog::info("nbd: serving the files of /{}/ on {}; TCP clients [{}], secure_port={}, max {} "
+               "connections ({} per address)",
+               kExportDirectory, where, clients, s.options.access.secure_port,
+               s.options.access.limits.max_connections,
+               s.options.access.limits.max_connections_per_client);
+  return Status::OK();
+}
+
+void NbdServer::Stop() {
+  Impl& s = *impl_;
+  std::set<std::shared_ptr<Connection>> open;
+  {
+    MutexLock lock(&s.mu);
+    if (!s.started || s.stopped) return;
+    s.stopped = true;
+    open = s.connections;
+  }
+  asio::post(s.io, [&s] {
+    asio::error_code ignored;
+    for (auto& acceptor : s.tcp_acceptors) acceptor->close(ignored);
+    if (s.local_acceptor) s.local_acceptor->close(ignored);
+  });
+  for (auto& connection : open) connection->Close();
+  open.clear();
+  s.workers->join();
+  s.io.stop();
+  if (s.io_thread.joinable()) s.io_thread.join();
+  if (s.local_acceptor) ::unlink(s.options.unix_socket.c_str());
+  MutexLock lock(&s.mu);
+  s.connections.clear();
+}
+
+std::vector<uint16_t> NbdServer::bound_ports() const {
+  std::vector<uint16_t> ports;
+  for (auto& acceptor : impl_->tcp_acceptors) {
+    asio::error_code ec;
+    auto endpoint = acceptor->local_endpoint(ec);
+    ports.push_back(ec ? 0 : endpoint.port());
+  }
+  return ports;
+}
+
+}  // namespace pail::nbd

@@ -1,0 +1,218 @@
+#include "nbd/transmission.h"
+
+#include <algorithm>
+
+#include "nbd/protocol.h"
+
+namespace pail::nbd {
+
+namespace {
+
+const fs::Credentials kRoot = fs::Credentials::Root();
+
+// The command flags each command accepts (FUA is harmless everywhere).
+uint16_t AllowedFlags(uint16_t type) {
+  switch (type) {
+    case kCmdRead: return kCmdFlagFua | kCmdFlagDf;
+    case kCmdWriteZeroes: return kCmdFlagFua | kCmdFlagNoHole | kCmdFlagFastZero;
+    case kCmdBlockStatus: return kCmdFlagFua | kCmdFlagReqOne;
+    default: return kCmdFlagFua;
+  }
+}
+
+bool HasRange(uint16_t type) {
+  return type == kCmdRead || type == kCmdWrite || type == kCmdTrim || type == kCmdCache ||
+         type == kCmdWriteZeroes || type == kCmdBlockStatus;
+}
+
+bool Writes(uint16_t type) {
+  return type == kCmdWrite || type == kCmdTrim || type == kCmdWriteZeroes;
+}
+
+}  // namespace
+
+Admission Admit(const Request& request) {
+  Admission a;
+  if (request.magic != kRequestMagic) {
+    a.close = true;
+    return a;
+  }
+  if (request.type == kCmdWrite) {
+    // The data must be read to stay in step; more than we allow is a
+    // client we cannot serve.
+    if (request.length > kMaxPayloadBytes) {
+      a.close = true;
+      return a;
+    }
+    a.payload = request.length;
+    a.memory = request.length;
+  } else if (request.type == kCmdRead) {
+    a.memory = std::min(request.length, kMaxPayloadBytes);
+  }
+  return a;
+}
+
+uint32_t Transmission::Check(const Request& request) const {
+  if ((request.flags & ~AllowedFlags(request.type)) != 0) return kEinval;
+  if ((request.flags & kCmdFlagDf) && !session_.structured_replies) return kEinval;
+  if (!HasRange(request.type)) return 0;
+  uint64_t size = session_.export_info.size;
+  if (request.offset > size || request.length > size - request.offset) {
+    return Writes(request.type) ? kEnospc : kEinval;
+  }
+  if (request.type == kCmdRead && request.length > kMaxPayloadBytes) return kEinval;
+  if (request.type == kCmdBlockStatus) {
+    if (!session_.structured_replies || !session_.base_allocation) return kEinval;
+    if (request.length == 0) return kEinval;
+  }
+  return 0;
+}
+
+Outcome Transmission::Done(const Request& request, uint32_t error) const {
+  Outcome o;
+  if (!session_.structured_replies) {
+    o.reply = SimpleReplyHeader(error, request.cookie);
+  } else if (error != 0) {
+    o.reply = ErrorChunk(request.cookie, error);
+  } else {
+    o.reply = ChunkHeader(kReplyFlagDone, kReplyTypeNone, request.cookie, 0);
+  }
+  return o;
+}
+
+Outcome Transmission::Failed(const Request& request, int error) const {
+  switch (error) {
+    case ENOSPC:
+    case EFBIG:
+      return Done(request, kEnospc);
+    case EROFS:
+    case EACCES:
+    case EPERM:
+      return Done(request, kEperm);
+    case EINVAL:
+      return Done(request, kEinval);
+    case ESTALE:
+    case ENOENT: {
+      // The export's file was deleted: this client has nothing left to use.
+      Outcome o = Done(request, kEio);
+      o.close_after = true;
+      return o;
+    }
+    default:
+      return Done(request, kEio);
+  }
+}
+
+Outcome Transmission::Execute(const Request& request, std::string_view payload) const {
+  if (request.type == kCmdDisc) {
+    // No reply, whatever its flags: the client is going away.
+    Outcome o;
+    o.close_after = true;
+    return o;
+  }
+  if (uint32_t error = Check(request)) return Done(request, error);
+  const fs::Ino ino = session_.export_info.ino;
+  bool fua = (request.flags & kCmdFlagFua) != 0;
+  switch (request.type) {
+    case kCmdRead:
+      return Read(request);
+    case kCmdWrite: {
+      size_t done = 0;
+      while (done < payload.size()) {
+        auto w = fs_.Write(kRoot, ino, request.offset + done, payload.substr(done));
+        if (!w.ok()) return Failed(request, w.error());
+        if (w->written == 0) return Done(request, kEio);
+        done += w->written;
+      }
+      break;
+    }
+    case kCmdTrim:
+    case kCmdWriteZeroes: {
+      // Our format stores no zeros at all, so zeroing is punching a hole;
+      // with NO_HOLE the range reads as zeros just the same (nothing can be
+      // reserved ahead in an object store), and it is always fast.
+      if (request.length == 0) break;
+      auto p = fs_.PunchHole(kRoot, ino, request.offset, request.length);
+      if (!p.ok()) return Failed(request, p.error());
+      break;
+    }
+    case kCmdFlush:
+      fua = true;
+      break;
+    case kCmdCache:
+      // Advisory; the engine's caches fill on the first read anyway.
+      break;
+    case kCmdBlockStatus:
+      return BlockStatus(request);
+    default:
+      return Done(request, kEinval);
+  }
+  if (fua) {
+    // Every connection's acknowledged writes to this file sit in the same
+    // write-back buffer, so one Fsync covers them all (CAN_MULTI_CONN).
+    fs::FsStatus s = fs_.Fsync(kRoot, ino);
+    if (!s.ok()) return Failed(request, s.error());
+  }
+  return Done(request, 0);
+}
+
+Outcome Transmission::Read(const Request& request) const {
+  std::string data;
+  data.reserve(request.length);
+  // The file may have shrunk since the handshake: what the client was told
+  // exists still reads, as zeros.
+  while (data.size() < request.length) {
+    uint64_t offset = request.offset + data.size();
+    auto r = fs_.Read(kRoot, session_.export_info.ino, offset,
+                      static_cast<uint32_t>(request.length - data.size()));
+    if (!r.ok()) return Failed(request, r.error());
+    if (r->data.empty()) break;
+    data.append(r->data);
+  }
+  data.resize(request.length, '\0');
+  Outcome o;
+  if (session_.structured_replies) {
+    if (request.length == 0) return Done(request, 0);
+    o.reply = ChunkHeader(kReplyFlagDone, kReplyTypeOffsetData, request.cookie,
+                          static_cast<uint32_t>(8 + data.size()));
+    PutU64(&o.reply, request.offset);
+  } else {
+    o.reply = SimpleReplyHeader(0, request.cookie);
+  }
+  o.reply.append(data);
+  return o;
+}
+
+Outcome Transmission::BlockStatus(const Request& request) const {
+  bool one = (request.flags & kCmdFlagReqOne) != 0;
+  uint64_t end = request.offset + request.length;
+  auto extents = fs_.MapExtents(kRoot, session_.export_info.ino, request.offset, request.length,
+                                one ? 1 : kMaxStatusExtents);
+  if (!extents.ok()) return Failed(request, extents.error());
+  std::string body;
+  PutU32(&body, kBaseAllocationId);
+  uint64_t covered = request.offset;
+  for (const fs::Extent& e : *extents) {
+    PutU32(&body, static_cast<uint32_t>(e.length));
+    PutU32(&body, e.data ? 0 : (kStateHole | kStateZero));
+    covered = e.offset + e.length;
+  }
+  // Past the file's current end (it shrank since the handshake), or the
+  // whole range when it did: reads as zeros.
+  if (extents->empty() || (covered < end && extents->size() < kMaxStatusExtents && !one)) {
+    if (covered < end) {
+      PutU32(&body, static_cast<uint32_t>(end - covered));
+      PutU32(&body, kStateHole | kStateZero);
+    }
+  }
+  if (body.size() == 4) {  // nothing to describe cannot happen for length > 0
+    return Done(request, kEio);
+  }
+  Outcome o;
+  o.reply = ChunkHeader(kReplyFlagDone, kReplyTypeBlockStatus, request.cookie,
+                        static_cast<uint32_t>(body.size()));
+  o.reply.append(body);
+  return o;
+}
+
+}  // namespace pail::nbd

@@ -1,0 +1,493 @@
+#include "ninep/server.h"
+
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <asio.hpp>
+#include <spdlog/spdlog.h>
+
+#include <atomic>
+#include <deque>
+#include <map>
+#include <set>
+#include <thread>
+
+#include "nfs/rpc_tcp_server.h"  // ParseListenAddress
+#include "util/mutex.h"
+
+namespace pail::ninep {
+
+using Socket = asio::generic::stream_protocol::socket;
+
+namespace {
+
+// Bytes read from the socket per read call.
+constexpr size_t kReadBufferBytes = 64 * 1024;
+// Replies handed to the kernel per write (gathered into one sendmsg).
+constexpr size_t kMaxRepliesPerWrite = 64;
+
+uint32_t LoadU32(const char* p) {
+  return uint32_t{static_cast<uint8_t>(p[0])} | uint32_t{static_cast<uint8_t>(p[1])} << 8 |
+         uint32_t{static_cast<uint8_t>(p[2])} << 16 | uint32_t{static_cast<uint8_t>(p[3])} << 24;
+}
+
+uint16_t TagOf(const std::string& message) {
+  return static_cast<uint16_t>(static_cast<uint8_t>(message[5]) |
+                               static_cast<uint8_t>(message[6]) << 8);
+}
+
+}  // namespace
+
+class Connection;
+
+struct NinepServer::Impl {
+  Impl(fs::FileSystem& f, NinepServerOptions o) : fs(f), options(std::move(o)) {}
+
+  template <typename Acceptor>
+  void Accept(Acceptor* acceptor);
+  void Forget(Connection* connection);
+
+  fs::FileSystem& fs;
+  NinepServerOptions options;
+  fs::ByteRangeLocks locks;
+  server::RefusalLog refusals;
+  asio::io_context io;
+  std::unique_ptr<asio::thread_pool> workers;
+  std::vector<std::unique_ptr<asio::ip::tcp::acceptor>> tcp_acceptors;
+  std::unique_ptr<asio::local::stream_protocol::acceptor> unix_acceptor;
+  std::vector<std::thread> io_threads;
+  std::atomic<uint64_t> next_session{1};
+  Mutex mu;
+  std::set<std::shared_ptr<Connection>> connections GUARDED_BY(mu);
+  bool started = false;
+  bool stopped GUARDED_BY(mu) = false;
+};
+
+// One client connection.
+//
+// Reading and framing run on the connection's strand; requests run on the
+// workers. A worker that finishes a request sends its reply itself, with
+// one non-blocking send, when nothing else is queued or being written (one
+// thread hop per request instead of two); a reply that does not go out
+// whole joins the queue, which the strand writes with Asio. mu_ guards the
+// tag table, the queue and the byte count, keeps those two writers apart,
+// and keeps workers off the descriptor once it is closed (its number may
+// be reused).
+class Connection : public std::enable_shared_from_this<Connection> {
+ public:
+  Connection(NinepServer::Impl* server, Socket socket, std::string peer)
+      : server_(server),
+        socket_(std::move(socket)),
+        strand_(asio::make_strand(server->io)),
+        peer_(std::move(peer)),
+        session_(server->fs, server->locks, server->options.session,
+                 server->next_session.fetch_add(1)),
+        read_buffer_(kReadBufferBytes) {}
+
+  void Start() {
+    asio::dispatch(strand_, [self = shared_from_this()] { self->ReadMore(); });
+  }
+  void Close() {
+    asio::dispatch(strand_, [self = shared_from_this()] { self->CloseOnStrand(); });
+  }
+
+ private:
+  // A request between arrival and its reply.
+  struct Pending {
+    std::atomic<bool> cancelled{false};
+    std::vector<uint16_t> flushes;  // under mu_: Tflush tags to answer after it
+  };
+
+  bool Full() const REQUIRES(mu_) {
+    return pending_.size() >= server_->options.max_tags ||
+           buffered_bytes_ >= server_->options.max_buffered_bytes;
+  }
+
+  // On the strand: false (and reading paused until replies drain) when the
+  // connection may not take another request now, or is closed.
+  bool MayRead() {
+    MutexLock lock(&mu_);
+    if (closed_) return false;
+    paused_ = Full();
+    return !paused_;
+  }
+
+  void ReadMore() {
+    if (reading_ || read_begin_ < read_end_ || !MayRead()) return;
+    read_begin_ = read_end_ = 0;
+    reading_ = true;
+    socket_.async_read_some(
+        asio::buffer(read_buffer_.data(), read_buffer_.size()),
+        asio::bind_executor(strand_, [self = shared_from_this()](asio::error_code ec, size_t n) {
+          self->reading_ = false;
+          if (ec) {
+            self->CloseOnStrand();
+            return;
+          }
+          self->read_end_ = n;
+          self->ProcessBuffered();
+          self->ReadMore();
+        }));
+  }
+
+  // On the strand: cuts buffered bytes into messages until the buffer is
+  // empty or the connection has enough outstanding.
+  void ProcessBuffered() {
+    while (read_begin_ < read_end_ && MayRead()) {
+      size_t available = read_end_ - read_begin_;
+      const char* at = read_buffer_.data() + read_begin_;
+      if (message_.size() < 4) {
+        size_t take = std::min(available, 4 - message_.size());
+        message_.append(at, take);
+        read_begin_ += take;
+        if (message_.size() < 4) continue;
+        message_size_ = LoadU32(message_.data());
+        if (message_size_ < kHeaderBytes || message_size_ > session_.msize()) {
+          spdlog::warn("9p: closing connection from {}: message of {} bytes (msize {})", peer_,
+                       message_size_, session_.msize());
+          CloseOnStrand();
+          return;
+        }
+        message_.reserve(message_size_);
+        continue;
+      }
+      size_t take = std::min(available, message_size_ - message_.size());
+      message_.append(at, take);
+      read_begin_ += take;
+      if (message_.size() == message_size_) {
+        std::string message;
+        message.swap(message_);
+        if (!Submit(std::move(message))) return;
+      }
+    }
+  }
+
+  // On the strand. False when the connection had to be closed.
+  bool Submit(std::string message) {
+    uint8_t type = static_cast<uint8_t>(message[4]);
+    uint16_t tag = TagOf(message);
+    const char* problem = nullptr;
+    std::shared_ptr<Pending> pending;
+    {
+      MutexLock lock(&mu_);
+      if (pending_.count(tag)) {
+        problem = "a tag reused while in flight";
+      } else if (type == kTflush && message.size() == kHeaderBytes + 2) {
+        uint16_t old_tag = static_cast<uint16_t>(static_cast<uint8_t>(message[7]) |
+                                                 static_cast<uint8_t>(message[8]) << 8);
+        auto it = pending_.find(old_tag);
+        if (it != pending_.end()) {
+          if (it->second->flushes.size() >= server_->options.max_tags) {
+            problem = "too many flushes of one tag";
+          } else {
+            it->second->cancelled = true;
+            it->second->flushes.push_back(tag);
+            return true;
+          }
+        }
+        // Nothing pending under that tag: the session answers at once.
+      }
+      if (!problem) {
+        pending = std::make_shared<Pending>();
+        pending_.emplace(tag, pending);
+        buffered_bytes_ += message.size();
+      }
+    }
+    if (problem) {
+      spdlog::warn("9p: closing connection from {}: {} (tag {})", peer_, problem, tag);
+      CloseOnStrand();
+      return false;
+    }
+    asio::post(*server_->workers, [self = shared_from_this(), pending, tag,
+                                   message = std::move(message)] {
+      std::optional<std::string> reply;
+      if (!pending->cancelled) reply = self->session_.Handle(message);
+      self->Finish(tag, message.size(), std::move(reply));
+    });
+    return true;
+  }
+
+  // On a worker: the request finished (no reply: flushed before it ran).
+  // Sends its reply, then the Rflush of every Tflush that named it.
+  void Finish(uint16_t tag, size_t request_bytes, std::optional<std::string> reply) {
+    bool start_writer = false, resume = false, failed = false;
+    {
+      MutexLock lock(&mu_);
+      buffered_bytes_ -= request_bytes;
+      auto it = pending_.find(tag);
+      std::vector<uint16_t> flushes = std::move(it->second->flushes);
+      pending_.erase(it);
+      std::vector<std::string> out;
+      if (reply) out.push_back(std::move(*reply));
+      for (uint16_t flush_tag : flushes) {
+        WireWriter w(kRflush, flush_tag);
+        out.push_back(w.Finish());
+      }
+      for (std::string& r : out) {
+        if (closed_ || failed) break;
+        if (!writing_ && replies_.empty()) {
+          ssize_t n = ::send(socket_.native_handle(), r.data(), r.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+          if (n == static_cast<ssize_t>(r.size())) continue;
+          if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+            failed = true;
+            break;
+          }
+          front_sent_ = n > 0 ? static_cast<size_t>(n) : 0;
+        }
+        buffered_bytes_ += r.size();
+        replies_.push_back(std::move(r));
+        if (!writing_) writing_ = start_writer = true;
+      }
+      if (paused_ && !Full()) {
+        paused_ = false;
+        resume = true;
+      }
+    }
+    if (failed) Close();
+    if (start_writer) asio::post(strand_, [self = shared_from_this()] { self->WriteQueued(); });
+    if (resume) {
+      asio::post(strand_, [self = shared_from_this()] {
+        self->ProcessBuffered();
+        self->ReadMore();
+      });
+    }
+  }
+
+  // On the strand, with writing_ set: writes queued replies until none is left.
+  void WriteQueued() {
+    std::vector<asio::const_buffer> buffers;
+    {
+      MutexLock lock(&mu_);
+      if (closed_) return;
+      size_t count = std::min(replies_.size(), kMaxRepliesPerWrite);
+      // deque elements stay where they are while workers append, so the
+      // buffers remain valid until the write completes.
+      for (size_t i = 0; i < count; i++) {
+        size_t skip = i == 0 ? front_sent_ : 0;
+        buffers.push_back(asio::buffer(replies_[i].data() + skip, replies_[i].size() - skip));
+      }
+    }
+    asio::async_write(
+        socket_, buffers,
+        asio::bind_executor(strand_, [self = shared_from_this(), count = buffers.size()](
+                                         asio::error_code ec, size_t) {
+          if (ec) {
+            self->CloseOnStrand();
+            return;
+          }
+          bool more;
+          {
+            MutexLock lock(&self->mu_);
+            for (size_t i = 0; i < count; i++) {
+              self->buffered_bytes_ -= self->replies_.front().size();
+              self->replies_.pop_front();
+            }
+            self->front_sent_ = 0;
+            more = !self->replies_.empty();
+            self->writing_ = more;
+          }
+          if (more) self->WriteQueued();
+          self->ProcessBuffered();
+          self->ReadMore();
+        }));
+  }
+
+  void CloseOnStrand() {
+    {
+      MutexLock lock(&mu_);
+      if (closed_) return;
+      closed_ = true;
+      // Queued replies stay: an aborted write may still point into them.
+      asio::error_code ignored;
+      socket_.shutdown(Socket::shutdown_both, ignored);
+      socket_.close(ignored);
+    }
+    server_->Forget(this);
+  }
+
+  NinepServer::Impl* server_;
+  Socket socket_;
+  asio::strand<asio::io_context::executor_type> strand_;
+  std::string peer_;
+  Session session_;  // thread-safe; used by the workers
+  // Reading side: strand only.
+  std::vector<char> read_buffer_;
+  size_t read_begin_ = 0;
+  size_t read_end_ = 0;
+  bool reading_ = false;
+  std::string message_;  // the message being assembled
+  uint32_t message_size_ = 0;
+  // Shared with the workers.
+  Mutex mu_;
+  std::map<uint16_t, std::shared_ptr<Pending>> pending_ GUARDED_BY(mu_);
+  size_t buffered_bytes_ GUARDED_BY(mu_) = 0;  // requests in flight and unsent replies
+  std::deque<std::string> replies_ GUARDED_BY(mu_);
+  size_t front_sent_ GUARDED_BY(mu_) = 0;  // bytes of replies_.front() already sent
+  bool writing_ GUARDED_BY(mu_) = false;   // the strand owns the sending side
+  bool paused_ GUARDED_BY(mu_) = false;    // reading stopped until replies drain
+  bool closed_ GUARDED_BY(mu_) = false;
+};
+
+template <typename Acceptor>
+void NinepServer::Impl::Accept(Acceptor* acceptor) {
+  acceptor->async_accept(asio::make_strand(io), [this, acceptor](asio::error_code ec,
+                                                                 typename Acceptor::protocol_type::socket socket) {
+    if (ec) {
+      if (ec == asio::error::operation_aborted || !acceptor->is_open()) return;
+      spdlog::warn("9p: accept failed: {}", ec.message());
+      Accept(acceptor);
+      return;
+    }
+    std::string peer = "unix socket";
+    asio::error_code ignored;
+    if constexpr (std::is_same_v<Acceptor, asio::ip::tcp::acceptor>) {
+      socket.set_option(asio::ip::tcp::no_delay(true), ignored);
+      auto endpoint = socket.remote_endpoint(ignored);
+      peer = ignored ? "unknown" : endpoint.address().to_string();
+      // The shared client policy (allow-list, secure port); a Unix socket's
+      // callers are whoever its file permissions let in.
+      std::optional<std::string> refusal =
+          options.session.identity.RefusalReason(peer, ignored ? 0 : endpoint.port());
+      if (refusal) {
+        refusals.Refused("9p: refusing connection from " + peer + ": " + *refusal);
+        socket.close(ignored);
+        Accept(acceptor);
+        return;
+      }
+    }
+    auto protocol = socket.local_endpoint(ignored).protocol();
+    Socket generic(io, asio::generic::stream_protocol(protocol.family(), protocol.protocol()),
+                   socket.release(ignored));
+    std::shared_ptr<Connection> connection;
+    {
+      MutexLock lock(&mu);
+      if (!stopped && connections.size() < options.max_connections) {
+        connection = std::make_shared<Connection>(this, std::move(generic), peer);
+        connections.insert(connection);
+      }
+    }
+    if (connection) {
+      connection->Start();
+    } else {
+      spdlog::warn("9p: refusing connection from {}: {} connections open", peer,
+                   options.max_connections);
+      generic.close(ignored);
+    }
+    Accept(acceptor);
+  });
+}
+
+void NinepServer::Impl::Forget(Connection* connection) {
+  std::shared_ptr<Connection> last;  // destroyed after the mutex is released
+  MutexLock lock(&mu);
+  for (auto it = connections.begin(); it != connections.end(); ++it) {
+    if (it->get() == connection) {
+      last = *it;
+      connections.erase(it);
+      return;
+    }
+  }
+}
+
+NinepServer::NinepServer(fs::FileSystem& fs, NinepServerOptions options)
+    : impl_(std::make_unique<Impl>(fs, std::move(options))) {}
+
+NinepServer::~NinepServer() { Stop(); }
+
+Status NinepServer::Start() {
+  Impl& s = *impl_;
+  if (s.started) return Status::InvalidArgument("9P server already started");
+  if (s.options.addresses.empty() && s.options.unix_socket.empty()) {
+    return Status::InvalidArgument("9P server: no address or unix_socket configured");
+  }
+  for (const std::string& address : s.options.addresses) {
+    std::string host;
+    uint16_t port = 0;
+    PAIL_RETURN_IF_ERROR(nfs::ParseListenAddress(address, &host, &port));
+    asio::ip::tcp::endpoint endpoint(asio::ip::make_address(host), port);
+    auto acceptor = std::make_unique<asio::ip::tcp::acceptor>(s.io);
+    asio::error_code ec;
+    acceptor->open(endpoint.protocol(), ec);
+    if (!ec) acceptor->set_option(asio::ip::tcp::acceptor::reuse_address(true), ec);
+    if (!ec && endpoint.address().is_v6()) acceptor->set_option(asio::ip::v6_only(true), ec);
+    if (!ec) acceptor->bind(endpoint, ec);
+    if (!ec) acceptor->listen(asio::socket_base::max_listen_connections, ec);
+    if (ec) {
+      s.tcp_acceptors.clear();
+      return Status::IOError("9p: cannot listen on " + address + ": " + ec.message());
+    }
+    s.tcp_acceptors.push_back(std::move(acceptor));
+  }
+  if (!s.options.unix_socket.empty()) {
+    // A socket file left by an earlier run would make bind fail.
+    ::unlink(s.options.unix_socket.c_str());
+    asio::local::stream_protocol::endpoint endpoint(s.options.unix_socket);
+    auto acceptor = std::make_unique<asio::local::stream_protocol::acceptor>(s.io);
+    asio::error_code ec;
+    acceptor->open(endpoint.protocol(), ec);
+    if (!ec) acceptor->bind(endpoint, ec);
+    if (!ec) acceptor->listen(asio::socket_base::max_listen_connections, ec);
+    if (ec) {
+      s.tcp_acceptors.clear();
+      return Status::IOError("9p: cannot listen on unix socket " + s.options.unix_socket + ": " +
+                             ec.message());
+    }
+    s.unix_acceptor = std::move(acceptor);
+  }
+  s.started = true;
+  s.workers = std::make_unique<asio::thread_pool>(std::max(1u, s.options.worker_threads));
+  for (auto& acceptor : s.tcp_acceptors) s.Accept(acceptor.get());
+  if (s.unix_acceptor) s.Accept(s.unix_acceptor.get());
+  s.io_threads.emplace_back([&s] { s.io.run(); });
+  std::string where;
+  std::vector<uint16_t> ports = bound_ports();
+  for (size_t i = 0; i < ports.size(); i++) {
+    where += (i ? ", " : "") + s.options.addresses[i] + " (port " + std::to_string(ports[i]) + ")";
+  }
+  if (!s.options.unix_socket.empty()) where += (where.empty() ? "" : ", ") + s.options.unix_socket;
+  spdlog::info("9p: 9P2000.L listening on {}; msize up to {}", where, s.options.session.max_msize);
+  return Status::OK();
+}
+
+void NinepServer::Stop() {
+  Impl& s = *impl_;
+  std::set<std::shared_ptr<Connection>> open;
+  {
+    MutexLock lock(&s.mu);
+    if (!s.started || s.stopped) return;
+    s.stopped = true;
+    open = s.connections;
+  }
+  asio::post(s.io, [&s] {
+    asio::error_code ignored;
+    for (auto& acceptor : s.tcp_acceptors) acceptor->close(ignored);
+    if (s.unix_acceptor) s.unix_acceptor->close(ignored);
+  });
+  for (auto& connection : open) connection->Close();
+  open.clear();
+  // Running requests finish (their replies go nowhere); then the I/O thread
+  // runs out of work once every closed socket's handlers have completed.
+  // Letting it drain, rather than stopping it, destroys every connection
+  // (and so releases its open files) before the filesystem is closed.
+  s.workers->join();
+  for (auto& t : s.io_threads) t.join();
+  s.io_threads.clear();
+  s.workers.reset();
+  {
+    MutexLock lock(&s.mu);
+    s.connections.clear();
+  }
+  if (!s.options.unix_socket.empty()) ::unlink(s.options.unix_socket.c_str());
+}
+
+std::vector<uint16_t> NinepServer::bound_ports() const {
+  std::vector<uint16_t> ports;
+  for (auto& acceptor : impl_->tcp_acceptors) {
+    asio::error_code ec;
+    auto endpoint = acceptor->local_endpoint(ec);
+    ports.push_back(ec ? 0 : endpoint.port());
+  }
+  return ports;
+}
+
+}  // namespace pail::ninep

@@ -1,0 +1,63 @@
+// NinepServer: 9P2000.L over TCP (any number of IPv4/IPv6 addresses) and a
+// Unix socket, serving one filesystem core.
+//
+// One I/O thread moves bytes; requests run on a bounded pool of worker
+// threads, so a connection has many requests in flight and each reply goes
+// out as soon as its request completes. Tflush is answered here: a flushed
+// request that has not started never runs, one that has is answered first,
+// and Rflush follows its reply.
+//
+// Bounds per connection: a message larger than the negotiated msize closes
+// the connection before it is buffered; once max_tags requests (or
+// max_buffered_bytes of requests and unsent replies) are outstanding the
+// connection stops reading until replies drain; the session holds at most
+// max_fids fids. Connections beyond max_connections are closed on accept.
+// Byte-range locks live in one table shared by every connection; a
+// connection's locks go when it closes. See docs/ninep.md.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "fs/filesystem.h"
+#include "ninep/session.h"
+#include "util/status.h"
+
+namespace pail::ninep {
+
+struct NinepServerOptions {
+  // "host:port" (IPv4) or "[v6]:port"; port 0 picks a free port.
+  std::vector<std::string> addresses;
+  // A path for a Unix stream socket; empty: none.
+  std::string unix_socket;
+  unsigned worker_threads = 8;
+  size_t max_connections = 256;
+  size_t max_tags = 256;
+  size_t max_buffered_bytes = 32u << 20;
+  SessionOptions session;
+};
+
+class NinepServer {
+ public:
+  NinepServer(fs::FileSystem& fs, NinepServerOptions options);
+  ~NinepServer();
+  NinepServer(const NinepServer&) = delete;
+  NinepServer& operator=(const NinepServer&) = delete;
+
+  // Binds every address (failing if any cannot be bound), then serves on
+  // background threads.
+  Status Start();
+  // Closes listeners and connections, waits for running requests. Idempotent.
+  void Stop();
+  // The TCP ports actually bound, in address order (useful with port 0).
+  std::vector<uint16_t> bound_ports() const;
+
+  struct Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace pail::ninep

@@ -1,0 +1,130 @@
+// The write-back buffer when the engine refuses writes (store down,
+// credentials expired): memory stays bounded, and a write reported as
+// failed never reaches the bucket later.
+#include <atomic>
+#include <map>
+#include <utility>
+
+#include "fs_test_util.h"
+
+namespace pail::fs::testing {
+namespace {
+
+// Forwards to a real engine; Write fails while `failing` is set.
+class FlakyEngine final : public engine::Engine {
+ public:
+  explicit FlakyEngine(engine::Engine& inner) : inner_(inner) {}
+  rocksdb::DB* db() override { return inner_.db(); }
+  rocksdb::ColumnFamilyHandle* column_family(const std::string& name) override {
+    return inner_.column_family(name);
+  }
+  Status Write(rocksdb::WriteBatch* batch) override {
+    if (failing) return Status::Retryable("injected: the bucket is unreachable");
+    return inner_.Write(batch);
+  }
+  Status Sync() override { return inner_.Sync(); }
+  Status CollectGarbage() override { return inner_.CollectGarbage(); }
+  Status Close() override { return inner_.Close(); }
+  bool fenced() const override { return inner_.fenced(); }
+  engine::EngineStats stats() const override { return inner_.stats(); }
+
+  std::atomic<bool> failing{false};
+
+ private:
+  engine::Engine& inner_;
+};
+
+constexpr uint64_t kBufferBytes = 512 * 1024;
+constexpr uint64_t kFileShareBytes = 128 * 1024;
+
+class WriteBackFailureTest : public FsTest {
+ protected:
+  FsOptions Options() override {
+    FsOptions o = FsTest::Options();
+    o.write_back_bytes = kBufferBytes;
+    o.write_back_file_bytes = kFileShareBytes;
+    o.write_back_interval = std::chrono::milliseconds(10000);
+    return o;
+  }
+  engine::Engine& FsEngine() override {
+    flaky_ = std::make_unique<FlakyEngine>(*engine_);
+    return *flaky_;
+  }
+  void TearDown() override {
+    if (flaky_) flaky_->failing = false;
+    FsTest::TearDown();
+  }
+
+  std::string Block(uint32_t seed, size_t n = kChunkSize) {
+    std::string s(n, '\0');
+    for (size_t i = 0; i < n; ++i) s[i] = static_cast<char>('a' + (seed * 7 + i) % 26);
+    return s;
+  }
+
+  std::unique_ptr<FlakyEngine> flaky_;
+};
+
+TEST_F(WriteBackFailureTest, FailedWriteNeverAppearsLater) {
+  Ino f = MakeFile(kRootIno, "f");
+  std::string acked = Block(1, 2 * kChunkSize);
+  WriteAt(f, 0, acked);
+
+  flaky_->failing = true;
+  // Takes the file past its share of the buffer, so it must flush, and the
+  // flush fails.
+  auto refused = fs_->Write(Root(), f, acked.size(), Block(2, 3 * kChunkSize));
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error(), EIO);
+  flaky_->failing = false;
+
+  ASSERT_FS_OK(fs_->Fsync(Root(), f));
+  EXPECT_EQ(Stat(f).size, acked.size());
+  EXPECT_TRUE(ReadAt(f, 0, 1 << 20) == acked);
+  Remount();
+  EXPECT_EQ(Stat(f).size, acked.size());
+  EXPECT_TRUE(ReadAt(f, 0, 1 << 20) == acked);
+}
+
+TEST_F(WriteBackFailureTest, BufferStaysBoundedAndRefusedWritesStayOut) {
+  constexpr int kFiles = 32, kRounds = 4;
+  std::vector<Ino> files;
+  for (int i = 0; i < kFiles; ++i) files.push_back(MakeFile(kRootIno, "f" + std::to_string(i)));
+
+  flaky_->failing = true;
+  std::map<std::pair<int, int>, bool> accepted;  // (file, round) -> acknowledged
+  uint64_t peak = 0;
+  int refused = 0;
+  for (int round = 0; round < kRounds; ++round) {
+    for (int i = 0; i < kFiles; ++i) {
+      auto w = fs_->Write(Root(), files[i], round * kChunkSize, Block(i * kRounds + round));
+      accepted[{i, round}] = w.ok();
+      if (!w.ok()) {
+        EXPECT_EQ(w.error(), EIO);
+        refused++;
+      }
+      peak = std::max(peak, fs_->counters().write_back_bytes);
+    }
+  }
+  EXPECT_LE(peak, kBufferBytes);
+  EXPECT_GT(refused, 0);
+
+  flaky_->failing = false;
+  ASSERT_TRUE(fs_->SyncAll().ok());
+  Remount();
+  for (int i = 0; i < kFiles; ++i) {
+    std::string data = ReadAt(files[i], 0, kRounds * kChunkSize);
+    for (int round = 0; round < kRounds; ++round) {
+      std::string got = data.size() > round * kChunkSize ? data.substr(round * kChunkSize, kChunkSize)
+                                                          : std::string();
+      if (accepted[{i, round}]) {
+        EXPECT_TRUE(got == Block(i * kRounds + round)) << "file " << i << " round " << round;
+      } else {
+        EXPECT_TRUE(got.find_first_not_of('\0') == std::string::npos)
+            << "refused write of file " << i << " round " << round << " reached the bucket";
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace pail::fs::testing

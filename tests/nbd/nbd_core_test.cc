@@ -1,0 +1,173 @@
+// Handshake and Transmission without sockets, on a filesystem core over an
+// in-memory bucket: the corners the integration tests cannot reach cheaply.
+#include "nbd/handshake.h"
+#include "nbd/protocol.h"
+#include "nbd/transmission.h"
+#include "nbd/wire.h"
+
+#include "../fs/fs_test_util.h"
+
+namespace pail::nbd {
+namespace {
+
+using fs::testing::FsTest;
+
+class NbdCoreTest : public FsTest {
+ protected:
+  void SetUp() override {
+    FsTest::SetUp();
+    exports_ = std::make_unique<Exports>(*fs_);
+    ASSERT_TRUE(exports_->EnsureDirectory().ok());
+    ASSERT_TRUE(exports_->EnsureDirectory().ok());  // idempotent
+    auto dir = fs_->Lookup(fs::testing::Root(), fs::kRootIno, kExportDirectory);
+    ASSERT_TRUE(dir.ok());
+    dir_ = dir->ino;
+  }
+  void TearDown() override {
+    exports_.reset();
+    FsTest::TearDown();
+  }
+  fs::Ino MakeExport(const std::string& name, uint64_t size) {
+    fs::Ino ino = MakeFile(dir_, name);
+    fs::SetAttrRequest req;
+    req.size = size;
+    EXPECT_TRUE(fs_->SetAttr(fs::testing::Root(), ino, req).ok());
+    return ino;
+  }
+  static std::string Option(uint32_t option, const std::string& data, Handshake& h,
+                            OptionOutcome* outcome = nullptr) {
+    std::string out;
+    OptionOutcome o = h.HandleOption(option, data, &out);
+    if (outcome) *outcome = o;
+    return out;
+  }
+  static std::string GoData(const std::string& name) {
+    std::string d;
+    PutU32(&d, static_cast<uint32_t>(name.size()));
+    d += name;
+    PutU16(&d, 0);
+    return d;
+  }
+  static std::string MetaData(const std::string& name) {
+    std::string d;
+    PutU32(&d, static_cast<uint32_t>(name.size()));
+    d += name;
+    PutU32(&d, 1);
+    PutU32(&d, 15);
+    d += kBaseAllocation;
+    return d;
+  }
+  // (length, flags) pairs of a BLOCK_STATUS reply.
+  static std::vector<std::pair<uint32_t, uint32_t>> Descriptors(const std::string& reply) {
+    WireReader r(reply);
+    r.Bytes(20);  // chunk header
+    EXPECT_EQ(r.U32(), kBaseAllocationId);
+    std::vector<std::pair<uint32_t, uint32_t>> out;
+    while (r.remaining() >= 8) {
+      uint32_t length = r.U32();
+      out.emplace_back(length, r.U32());
+    }
+    return out;
+  }
+
+  std::unique_ptr<Exports> exports_;
+  fs::Ino dir_ = 0;
+};
+
+TEST_F(NbdCoreTest, DirectoriesAndBadNamesAreNoExports) {
+  MakeDir(dir_, "sub");
+  MakeExport("disk", 4096);
+  EXPECT_EQ(exports_->Find("sub").error(), ENOENT);
+  EXPECT_EQ(exports_->Find("").error(), ENOENT);
+  EXPECT_EQ(exports_->Find("..").error(), ENOENT);
+  EXPECT_EQ(exports_->Find("a/b").error(), ENOENT);
+  EXPECT_EQ(exports_->Find(std::string("disk\0x", 6)).error(), ENOENT);
+  auto list = exports_->List(100);
+  ASSERT_TRUE(list.ok());
+  EXPECT_EQ(*list, std::vector<std::string>{"disk"});
+}
+
+TEST_F(NbdCoreTest, MetaContextForAnotherExportIsDroppedAtGo) {
+  MakeExport("a", 4096);
+  MakeExport("b", 4096);
+  Handshake h(*exports_);
+  ASSERT_TRUE(h.SetClientFlags(kClientFixedNewstyle | kClientNoZeroes));
+  Option(kOptStructuredReply, "", h);
+  Option(kOptSetMetaContext, MetaData("a"), h);
+  OptionOutcome o;
+  Option(kOptGo, GoData("b"), h, &o);
+  ASSERT_EQ(o, OptionOutcome::kTransmit);
+  EXPECT_FALSE(h.session().base_allocation);
+  EXPECT_TRUE(h.session().structured_replies);
+  EXPECT_TRUE(h.session().transmission_flags & kTransSendDf);
+
+  Handshake same(*exports_);
+  Option(kOptStructuredReply, "", same);
+  Option(kOptSetMetaContext, MetaData("a"), same);
+  Option(kOptGo, GoData("a"), same, &o);
+  EXPECT_TRUE(same.session().base_allocation);
+}
+
+TEST_F(NbdCoreTest, BlockStatusIsBoundedAndCoversShrunkFiles) {
+  fs::Ino ino = MakeExport("d", 4096 * fs::kChunkSize);
+  // Every other chunk has data: 4096 runs, more than one reply holds.
+  for (uint64_t i = 0; i < 4096; i += 2) WriteAt(ino, i * fs::kChunkSize, "x");
+  Handshake h(*exports_);
+  Option(kOptStructuredReply, "", h);
+  Option(kOptSetMetaContext, MetaData("d"), h);
+  OptionOutcome o;
+  Option(kOptGo, GoData("d"), h, &o);
+  ASSERT_EQ(o, OptionOutcome::kTransmit);
+  Transmission t(*fs_, h.session());
+  Request q;
+  q.magic = kRequestMagic;
+  q.type = kCmdBlockStatus;
+  q.cookie = 5;
+  q.offset = 0;
+  q.length = 4096 * fs::kChunkSize;
+  auto d = Descriptors(t.Execute(q, {}).reply);
+  ASSERT_EQ(d.size(), kMaxStatusExtents);
+  EXPECT_EQ(d[0], std::make_pair(uint32_t(fs::kChunkSize), 0u));
+  EXPECT_EQ(d[1], std::make_pair(uint32_t(fs::kChunkSize), kStateHole | kStateZero));
+  // Shrunk below what the client saw: the rest is a hole, reads are zeros.
+  fs::SetAttrRequest req;
+  req.size = fs::kChunkSize / 2;
+  ASSERT_TRUE(fs_->SetAttr(fs::testing::Root(), ino, req).ok());
+  d = Descriptors(t.Execute(q, {}).reply);
+  ASSERT_EQ(d.size(), 2u);
+  EXPECT_EQ(d[0], std::make_pair(uint32_t(fs::kChunkSize / 2), 0u));
+  EXPECT_EQ(d[1].second, kStateHole | kStateZero);
+  EXPECT_EQ(d[0].first + d[1].first, q.length);
+  q.offset = 10 * fs::kChunkSize;
+  q.length = 100;
+  d = Descriptors(t.Execute(q, {}).reply);
+  EXPECT_EQ(d, (std::vector<std::pair<uint32_t, uint32_t>>{{100, kStateHole | kStateZero}}));
+  // A zeroing request past the new end is fine too.
+  q.type = kCmdWriteZeroes;
+  std::string reply = t.Execute(q, {}).reply;
+  WireReader r(reply);
+  EXPECT_EQ(r.U32(), kStructuredReplyMagic);
+  EXPECT_EQ(r.U16(), kReplyFlagDone);
+  EXPECT_EQ(r.U16(), kReplyTypeNone);
+}
+
+TEST_F(NbdCoreTest, AdmissionBoundsPayloads) {
+  Request q;
+  q.magic = kRequestMagic;
+  q.type = kCmdWrite;
+  q.length = kMaxPayloadBytes;
+  EXPECT_FALSE(Admit(q).close);
+  EXPECT_EQ(Admit(q).payload, kMaxPayloadBytes);
+  q.length = kMaxPayloadBytes + 1;
+  EXPECT_TRUE(Admit(q).close);
+  q.type = kCmdRead;
+  q.length = UINT32_MAX;
+  EXPECT_FALSE(Admit(q).close);
+  EXPECT_EQ(Admit(q).payload, 0u);
+  EXPECT_EQ(Admit(q).memory, kMaxPayloadBytes);
+  q.magic = 0;
+  EXPECT_TRUE(Admit(q).close);
+}
+
+}  // namespace
+}  // namespace pail::nbd
