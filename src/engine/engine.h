@@ -49,6 +49,12 @@ struct EngineOptions {
   std::chrono::milliseconds shutdown_sync_timeout{30000};
   // Column families besides "default".
   std::vector<ColumnFamilySpec> column_families;
+  // Written into the "default" column family before every upload of the WAL,
+  // so the record reaches the bucket with the normal flushes and never costs
+  // a request of its own (used for the cumulative request counters). Empty
+  // key or an empty value: nothing written.
+  std::string sync_record_key;
+  std::function<std::string()> sync_record_value;
   // False: no automatic compaction and no automatic resume after a store
   // error; compaction runs only on CompactRange and a stopped database
   // resumes at the next Write. The deterministic simulation sets this so
@@ -63,6 +69,20 @@ struct EngineStats {
   uint64_t syncs = 0;  // durable points reached (grouped Sync calls count once)
   uint64_t epoch = 0;  // this writer's epoch in the bucket
   uint64_t pending_wal_bytes = 0;  // written, not yet published to the bucket
+  // For metrics; read from memory only, never from the bucket.
+  bool fenced = false;
+  // Wall-clock time of the last successful upload (epoch 0: none yet).
+  std::chrono::system_clock::time_point last_sync{};
+  uint64_t memtable_bytes = 0;
+  uint64_t pending_compaction_bytes = 0;
+  std::vector<uint64_t> files_per_level;
+  uint64_t block_cache_bytes = 0;
+  uint64_t block_cache_hits = 0;
+  uint64_t block_cache_misses = 0;
+  uint64_t disk_cache_bytes = 0;
+  uint64_t disk_cache_hits = 0;    // reads served without a request
+  uint64_t disk_cache_misses = 0;  // reads that fetched from the bucket
+  uint64_t garbage_objects = 0;    // obsolete objects awaiting deletion
 };
 
 class Engine {
