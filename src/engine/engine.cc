@@ -99,9 +99,11 @@ class EngineImpl : public Engine {
     // Tickers only (block cache hits and misses for metrics), no timers.
     db_options.statistics = rocksdb::CreateDBStatistics();
     db_options.statistics->set_stats_level(rocksdb::kExceptHistogramOrTimers);
-    // Retryable store errors: let RocksDB resume on its own once it heals.
-    db_options.max_bgerror_resume_count = options_.background_work ? INT_MAX : 0;
-    db_options.bgerror_resume_retry_interval = 200000;
+    // No automatic resume thread: RocksDB 7.8's DB::Close can wait forever
+    // for one it has just stopped (rocksdb issue 11440), as at a shutdown
+    // whose flush met an unreachable bucket. The flusher resumes instead
+    // (FlushLoop), and Close() stops the flusher before closing the DB.
+    db_options.max_bgerror_resume_count = 0;
 
     rocksdb::BlockBasedTableOptions table;
     table.block_cache = rocksdb::NewLRUCache(std::max<uint64_t>(options_.memory_cache_bytes, 8 << 20));
@@ -271,25 +273,28 @@ class EngineImpl : public Engine {
       } else {
         // The record then also covers the requests since the last upload.
         WriteSyncRecord();
-        result = Sync();
+        result = SyncForShutdown();
         // Flushing the memtables makes the WAL obsolete: the next open then
-        // replays nothing and downloads no WAL part.
+        // replays nothing and downloads no WAL part. Only an optimisation:
+        // every write is in a published WAL part already.
         if (result.ok()) {
           std::vector<rocksdb::ColumnFamilyHandle*> all;
           for (auto& [name, handle] : handles_) all.push_back(handle);
           rocksdb::Status flushed = db_->Flush(rocksdb::FlushOptions(), all);
-          if (!flushed.ok()) spdlog::warn("flush at shutdown: {}", flushed.ToString());
+          if (!flushed.ok()) spdlog::warn("flush at shutdown (the WAL keeps the writes): {}", flushed.ToString());
         }
       }
       for (auto& [name, handle] : handles_) db_->DestroyColumnFamilyHandle(handle);
       handles_.clear();
       rocksdb::Status s = db_->Close();
-      if (result.ok() && !s.ok() && !fenced()) result = FromRocks(s);
+      if (!s.ok()) spdlog::warn("closing the database: {}", s.ToString());
       db_.reset();
+      // The seal and the collection only save the next opener work; their
+      // failure loses nothing.
       if (result.ok() && !fenced()) {
         Status sealed = fs_->SealOwnWal();
         Status gc = sealed.ok() ? fs_->CollectGarbage() : sealed;
-        if (!gc.ok() && !gc.IsFenced()) result = gc;
+        if (!gc.ok() && !gc.IsFenced()) spdlog::warn("tidying the bucket at shutdown: {}", gc.ToString());
       }
     }
     return result;
@@ -305,6 +310,27 @@ class EngineImpl : public Engine {
     if (s.ok()) return Status::OK();
     if (fenced()) return FencedError();
     return FromRocks(s);
+  }
+
+  // The last Sync of a shutdown: retried while the store's failures are
+  // retryable, for at most shutdown_sync_timeout, so that a server whose
+  // bucket is gone still stops. What it could not publish is lost, and the
+  // error says so.
+  Status SyncForShutdown() {
+    const auto deadline = std::chrono::steady_clock::now() + options_.shutdown_sync_timeout;
+    auto pause = std::chrono::milliseconds(50);
+    Status s = Sync();
+    while (s.IsRetryable() && std::chrono::steady_clock::now() + pause < deadline) {
+      std::this_thread::sleep_for(pause);
+      pause = std::min(pause * 2, std::chrono::milliseconds(1000));
+      s = Sync();
+    }
+    if (s.ok() || s.IsFenced()) return s;
+    const uint64_t lost = fs_->PendingWalBytes();
+    return Status::IOError("shutting down: " + std::to_string(lost) +
+                           " bytes of writes made since the last successful sync could not be made "
+                           "durable in " + options_.store->Describe() + " and are lost (" +
+                           s.ToString() + "); every write synced before stays in the bucket");
   }
 
   // Rides along with the upload Sync() is about to make; a failure only
@@ -343,6 +369,15 @@ class EngineImpl : public Engine {
       if (!fenced() && dirty) {
         Status s = Sync();
         if (!s.ok()) spdlog::warn("periodic flush failed: {}", s.ToString());
+      }
+      // A background flush or compaction that met a store error stopped
+      // RocksDB's background work; try again each round (no request when
+      // nothing is stopped).
+      if (options_.background_work && !fenced()) {
+        rocksdb::Status resumed = db_->Resume();
+        if (!resumed.ok() && !resumed.IsBusy()) {
+          spdlog::warn("engine: resume after a store error failed: {}", resumed.ToString());
+        }
       }
       if (!fenced() && fs_->HasGarbage()) {
         Status s = fs_->CollectGarbage();

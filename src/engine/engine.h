@@ -44,6 +44,9 @@ struct EngineOptions {
   // "zstd-N" (N in 1..22), "lz4" or "none".
   std::string compression = "zstd-3";
   std::chrono::milliseconds flush_interval{1000};
+  // Close() retries its final sync this long while the bucket is
+  // unreachable, then gives up and reports the unpublished writes lost.
+  std::chrono::milliseconds shutdown_sync_timeout{30000};
   // Column families besides "default".
   std::vector<ColumnFamilySpec> column_families;
   // Written into the "default" column family before every upload of the WAL,
@@ -96,7 +99,10 @@ class Engine {
   // Deletes the objects of files the database no longer needs, unless a newer
   // writer owns the bucket. The background flusher does this on its own.
   virtual Status CollectGarbage() = 0;
-  // Flushes everything to the bucket and closes the database. Idempotent.
+  // Makes everything durable in the bucket and closes the database, in
+  // bounded time: while the bucket is unreachable the final sync is retried
+  // for shutdown_sync_timeout, then Close() fails, naming the bytes of
+  // unsynced writes lost. Synced writes are never lost. Idempotent.
   virtual Status Close() = 0;
 
   virtual bool fenced() const = 0;

@@ -145,8 +145,10 @@ Status RunServer(const Config& config) {
   filesystem.reset();
   Status engine_closed = engine->Close();
   if (!started.ok()) return started;
-  if (!closed.ok()) return closed.WithContext("final flush");
+  // The engine's error says which writes were lost; the final flush's
+  // (when the bucket is unreachable) only that a sync failed.
   if (!engine_closed.ok()) return engine_closed.WithContext("closing the engine");
+  if (!closed.ok()) return closed.WithContext("final flush");
   auto counts = bucket.counts->Snapshot();
   spdlog::info("clean shutdown; {} object-store requests this run, {} since the bucket was created",
                counts.total_requests(), ledger.Total().total_requests());
