@@ -13,4 +13,5 @@ $SUDO apt-get install -y -qq --no-install-recommends \
   libspdlog-dev libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev \
   libnfs-dev libnfs-utils libnbd-dev libnbd-bin nbdkit bindfs attr libexpat1-dev \
   clang-14 libclang-rt-14-dev lld ccache \
+  libmicrohttpd-dev prometheus systemd \
   >/dev/null

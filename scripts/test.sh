@@ -31,7 +31,14 @@ fi
 # In CI (root, /dev/fuse) the FUSE tests must run: a skip there is a failure.
 if [ "${CI:-}" = true ]; then export PAIL_REQUIRE_FUSE=1; fi
 
-cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+# ccache (installed by install-deps.sh) makes a rebuild of an unchanged tree
+# cheap; keyed relative to the checkout so any clone shares the cache.
+launcher=()
+if command -v ccache >/dev/null; then
+  export CCACHE_BASEDIR=$ROOT CCACHE_NOHASHDIR=1
+  launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+fi
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo "${launcher[@]}" >/dev/null
 cmake --build build -j"$(nproc)"
 
 # The Linux kernel's NFSv3 and 9P2000.L clients, in the small VM of shared/vm (root only:

@@ -61,6 +61,7 @@ class BucketFileSystem : public rocksdb::FileSystemWrapper {
   // made when there is nothing to delete.
   Status CollectGarbage();
   bool HasGarbage() const;
+  size_t GarbageCount() const;
   // At a clean shutdown: ends this epoch's WAL sequence with a seal of its
   // own, so that no data part has to stay behind to mark the end and the
   // next opener reads nothing it does not need.

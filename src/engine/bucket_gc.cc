@@ -47,6 +47,11 @@ bool BucketFileSystem::HasGarbage() const {
   return !garbage_.empty() && current_published_;
 }
 
+size_t BucketFileSystem::GarbageCount() const {
+  MutexLock lock(&mu_);
+  return garbage_.size();
+}
+
 // Deletes nothing before this epoch's CURRENT is in the bucket: until then
 // an opener may still pin an older CURRENT and use what we consider garbage
 // (objects outside our lineage, of an opener that never finished). After

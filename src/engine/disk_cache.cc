@@ -113,6 +113,9 @@ Result<size_t> DiskCache::Read(const std::string& key, uint64_t size, uint64_t o
     MutexLock lock(&e->mu);
     if (e->fd < 0) return Status::IOError("cannot create cache file " + PathFor(key));
     uint64_t first = offset / kCacheExtentBytes, last = (offset + n - 1) / kCacheExtentBytes;
+    bool hit = true;
+    for (uint64_t x = first; x <= last && hit; ++x) hit = e->present[x];
+    (hit ? hits_ : misses_).fetch_add(1, std::memory_order_relaxed);
     // One ranged GET per contiguous run of missing extents.
     for (uint64_t x = first; x <= last;) {
       if (e->present[x]) {

@@ -10,6 +10,7 @@
 // The cache starts empty at every open: nothing on local disk is trusted.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <list>
 #include <memory>
@@ -43,6 +44,9 @@ class DiskCache {
   void Remove(const std::string& key);
 
   uint64_t cached_bytes() const;
+  // Reads served wholly from local disk, and reads that fetched extents.
+  uint64_t hits() const { return hits_.load(std::memory_order_relaxed); }
+  uint64_t misses() const { return misses_.load(std::memory_order_relaxed); }
 
  private:
   struct Entry {
@@ -74,6 +78,8 @@ class DiskCache {
   std::unordered_map<std::string, std::shared_ptr<Entry>> entries_ GUARDED_BY(mu_);
   std::list<std::string> lru_ GUARDED_BY(mu_);  // front = most recent
   uint64_t total_ GUARDED_BY(mu_) = 0;
+  std::atomic<uint64_t> hits_{0};
+  std::atomic<uint64_t> misses_{0};
 };
 
 }  // namespace pail::engine

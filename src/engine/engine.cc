@@ -5,6 +5,7 @@
 #include <rocksdb/cache.h>
 #include <rocksdb/env.h>
 #include <rocksdb/filter_policy.h>
+#include <rocksdb/statistics.h>
 #include <rocksdb/table.h>
 #include <spdlog/spdlog.h>
 
@@ -95,12 +96,18 @@ class EngineImpl : public Engine {
     db_options.max_background_jobs = 2;
     db_options.stats_dump_period_sec = 0;
     db_options.stats_persist_period_sec = 0;
-    // Retryable store errors: let RocksDB resume on its own once it heals.
-    db_options.max_bgerror_resume_count = options_.background_work ? INT_MAX : 0;
-    db_options.bgerror_resume_retry_interval = 200000;
+    // Tickers only (block cache hits and misses for metrics), no timers.
+    db_options.statistics = rocksdb::CreateDBStatistics();
+    db_options.statistics->set_stats_level(rocksdb::kExceptHistogramOrTimers);
+    // No automatic resume thread: RocksDB 7.8's DB::Close can wait forever
+    // for one it has just stopped (rocksdb issue 11440), as at a shutdown
+    // whose flush met an unreachable bucket. The flusher resumes instead
+    // (FlushLoop), and Close() stops the flusher before closing the DB.
+    db_options.max_bgerror_resume_count = 0;
 
     rocksdb::BlockBasedTableOptions table;
     table.block_cache = rocksdb::NewLRUCache(std::max<uint64_t>(options_.memory_cache_bytes, 8 << 20));
+    block_cache_ = table.block_cache;
     table.block_size = 16 * 1024;
     table.cache_index_and_filter_blocks = true;
     table.pin_l0_filter_and_index_blocks_in_cache = true;
@@ -164,9 +171,39 @@ class EngineImpl : public Engine {
   bool fenced() const override { return fs_ && fs_->fenced(); }
 
   EngineStats stats() const override {
-    const uint64_t pending = fs_ ? fs_->PendingWalBytes() : 0;
-    MutexLock lock(&sync_mu_);
-    return EngineStats{syncs_, fs_ ? fs_->epoch() : 0, pending};
+    EngineStats st;
+    {
+      MutexLock lock(&sync_mu_);
+      st.syncs = syncs_;
+      st.last_sync = last_sync_time_;
+    }
+    st.epoch = fs_ ? fs_->epoch() : 0;
+    st.fenced = fenced();
+    if (!fs_ || !db_) return st;
+    st.pending_wal_bytes = fs_->PendingWalBytes();
+    st.disk_cache_bytes = fs_->cache().cached_bytes();
+    st.disk_cache_hits = fs_->cache().hits();
+    st.disk_cache_misses = fs_->cache().misses();
+    st.garbage_objects = fs_->GarbageCount();
+    db_->GetAggregatedIntProperty(rocksdb::DB::Properties::kCurSizeAllMemTables, &st.memtable_bytes);
+    db_->GetAggregatedIntProperty(rocksdb::DB::Properties::kEstimatePendingCompactionBytes,
+                                  &st.pending_compaction_bytes);
+    const int levels = db_->NumberLevels();
+    for (int level = 0; level < levels; ++level) {
+      uint64_t files = 0, n = 0;
+      for (const auto& [name, handle] : handles_) {
+        if (db_->GetIntProperty(handle, rocksdb::DB::Properties::kNumFilesAtLevelPrefix + std::to_string(level), &n)) {
+          files += n;
+        }
+      }
+      st.files_per_level.push_back(files);
+    }
+    st.block_cache_bytes = block_cache_ ? block_cache_->GetUsage() : 0;
+    if (auto stats = db_->GetOptions().statistics) {
+      st.block_cache_hits = stats->getTickerCount(rocksdb::BLOCK_CACHE_HIT);
+      st.block_cache_misses = stats->getTickerCount(rocksdb::BLOCK_CACHE_MISS);
+    }
+    return st;
   }
 
   Status Write(rocksdb::WriteBatch* batch) override {
@@ -197,8 +234,9 @@ class EngineImpl : public Engine {
     }
     if (synced_seq_ >= wanted && wanted != 0 && last_sync_ok_) return Status::OK();
     sync_running_ = true;
-    const uint64_t covering = db_->GetLatestSequenceNumber();
     sync_mu_.Unlock();
+    WriteSyncRecord();
+    const uint64_t covering = db_->GetLatestSequenceNumber();
     Status s = fs_->PublishWals();
     sync_mu_.Lock();
     sync_running_ = false;
@@ -206,6 +244,7 @@ class EngineImpl : public Engine {
     if (s.ok()) {
       synced_seq_ = std::max(synced_seq_, covering);
       ++syncs_;
+      last_sync_time_ = std::chrono::system_clock::now();
     }
     sync_cv_.SignalAll();
     return fenced() ? FencedError() : s;
@@ -232,25 +271,30 @@ class EngineImpl : public Engine {
       if (fenced()) {
         result = FencedError();
       } else {
-        result = Sync();
+        // The record then also covers the requests since the last upload.
+        WriteSyncRecord();
+        result = SyncForShutdown();
         // Flushing the memtables makes the WAL obsolete: the next open then
-        // replays nothing and downloads no WAL part.
+        // replays nothing and downloads no WAL part. Only an optimisation:
+        // every write is in a published WAL part already.
         if (result.ok()) {
           std::vector<rocksdb::ColumnFamilyHandle*> all;
           for (auto& [name, handle] : handles_) all.push_back(handle);
           rocksdb::Status flushed = db_->Flush(rocksdb::FlushOptions(), all);
-          if (!flushed.ok()) spdlog::warn("flush at shutdown: {}", flushed.ToString());
+          if (!flushed.ok()) spdlog::warn("flush at shutdown (the WAL keeps the writes): {}", flushed.ToString());
         }
       }
       for (auto& [name, handle] : handles_) db_->DestroyColumnFamilyHandle(handle);
       handles_.clear();
       rocksdb::Status s = db_->Close();
-      if (result.ok() && !s.ok() && !fenced()) result = FromRocks(s);
+      if (!s.ok()) spdlog::warn("closing the database: {}", s.ToString());
       db_.reset();
+      // The seal and the collection only save the next opener work; their
+      // failure loses nothing.
       if (result.ok() && !fenced()) {
         Status sealed = fs_->SealOwnWal();
         Status gc = sealed.ok() ? fs_->CollectGarbage() : sealed;
-        if (!gc.ok() && !gc.IsFenced()) result = gc;
+        if (!gc.ok() && !gc.IsFenced()) spdlog::warn("tidying the bucket at shutdown: {}", gc.ToString());
       }
     }
     return result;
@@ -266,6 +310,39 @@ class EngineImpl : public Engine {
     if (s.ok()) return Status::OK();
     if (fenced()) return FencedError();
     return FromRocks(s);
+  }
+
+  // The last Sync of a shutdown: retried while the store's failures are
+  // retryable, for at most shutdown_sync_timeout, so that a server whose
+  // bucket is gone still stops. What it could not publish is lost, and the
+  // error says so.
+  Status SyncForShutdown() {
+    const auto deadline = std::chrono::steady_clock::now() + options_.shutdown_sync_timeout;
+    auto pause = std::chrono::milliseconds(50);
+    Status s = Sync();
+    while (s.IsRetryable() && std::chrono::steady_clock::now() + pause < deadline) {
+      std::this_thread::sleep_for(pause);
+      pause = std::min(pause * 2, std::chrono::milliseconds(1000));
+      s = Sync();
+    }
+    if (s.ok() || s.IsFenced()) return s;
+    const uint64_t lost = fs_->PendingWalBytes();
+    return Status::IOError("shutting down: " + std::to_string(lost) +
+                           " bytes of writes made since the last successful sync could not be made "
+                           "durable in " + options_.store->Describe() + " and are lost (" +
+                           s.ToString() + "); every write synced before stays in the bucket");
+  }
+
+  // Rides along with the upload Sync() is about to make; a failure only
+  // delays the record to the next upload.
+  void WriteSyncRecord() {
+    if (options_.sync_record_key.empty() || !options_.sync_record_value) return;
+    const std::string value = options_.sync_record_value();
+    if (value.empty()) return;
+    rocksdb::WriteBatch batch;
+    if (!batch.Put(options_.sync_record_key, value).ok()) return;
+    rocksdb::Status s = db_->Write(rocksdb::WriteOptions(), &batch);
+    if (!s.ok()) spdlog::warn("engine: sync record not written: {}", s.ToString());
   }
 
   // After a store outage RocksDB may stop writes until resumed; one attempt.
@@ -293,6 +370,15 @@ class EngineImpl : public Engine {
         Status s = Sync();
         if (!s.ok()) spdlog::warn("periodic flush failed: {}", s.ToString());
       }
+      // A background flush or compaction that met a store error stopped
+      // RocksDB's background work; try again each round (no request when
+      // nothing is stopped).
+      if (options_.background_work && !fenced()) {
+        rocksdb::Status resumed = db_->Resume();
+        if (!resumed.ok() && !resumed.IsBusy()) {
+          spdlog::warn("engine: resume after a store error failed: {}", resumed.ToString());
+        }
+      }
       if (!fenced() && fs_->HasGarbage()) {
         Status s = fs_->CollectGarbage();
         if (!s.ok() && !s.IsFenced()) spdlog::warn("garbage collection: {}", s.ToString());
@@ -313,6 +399,8 @@ class EngineImpl : public Engine {
   bool last_sync_ok_ GUARDED_BY(sync_mu_) = true;
   uint64_t synced_seq_ GUARDED_BY(sync_mu_) = 0;
   uint64_t syncs_ GUARDED_BY(sync_mu_) = 0;
+  std::chrono::system_clock::time_point last_sync_time_ GUARDED_BY(sync_mu_){};
+  std::shared_ptr<rocksdb::Cache> block_cache_;
 
   Mutex stop_mu_;
   CondVar stop_cv_{&stop_mu_};

@@ -44,8 +44,17 @@ struct EngineOptions {
   // "zstd-N" (N in 1..22), "lz4" or "none".
   std::string compression = "zstd-3";
   std::chrono::milliseconds flush_interval{1000};
+  // Close() retries its final sync this long while the bucket is
+  // unreachable, then gives up and reports the unpublished writes lost.
+  std::chrono::milliseconds shutdown_sync_timeout{30000};
   // Column families besides "default".
   std::vector<ColumnFamilySpec> column_families;
+  // Written into the "default" column family before every upload of the WAL,
+  // so the record reaches the bucket with the normal flushes and never costs
+  // a request of its own (used for the cumulative request counters). Empty
+  // key or an empty value: nothing written.
+  std::string sync_record_key;
+  std::function<std::string()> sync_record_value;
   // False: no automatic compaction and no automatic resume after a store
   // error; compaction runs only on CompactRange and a stopped database
   // resumes at the next Write. The deterministic simulation sets this so
@@ -60,6 +69,20 @@ struct EngineStats {
   uint64_t syncs = 0;  // durable points reached (grouped Sync calls count once)
   uint64_t epoch = 0;  // this writer's epoch in the bucket
   uint64_t pending_wal_bytes = 0;  // written, not yet published to the bucket
+  // For metrics; read from memory only, never from the bucket.
+  bool fenced = false;
+  // Wall-clock time of the last successful upload (epoch 0: none yet).
+  std::chrono::system_clock::time_point last_sync{};
+  uint64_t memtable_bytes = 0;
+  uint64_t pending_compaction_bytes = 0;
+  std::vector<uint64_t> files_per_level;
+  uint64_t block_cache_bytes = 0;
+  uint64_t block_cache_hits = 0;
+  uint64_t block_cache_misses = 0;
+  uint64_t disk_cache_bytes = 0;
+  uint64_t disk_cache_hits = 0;    // reads served without a request
+  uint64_t disk_cache_misses = 0;  // reads that fetched from the bucket
+  uint64_t garbage_objects = 0;    // obsolete objects awaiting deletion
 };
 
 class Engine {
@@ -76,7 +99,10 @@ class Engine {
   // Deletes the objects of files the database no longer needs, unless a newer
   // writer owns the bucket. The background flusher does this on its own.
   virtual Status CollectGarbage() = 0;
-  // Flushes everything to the bucket and closes the database. Idempotent.
+  // Makes everything durable in the bucket and closes the database, in
+  // bounded time: while the bucket is unreachable the final sync is retried
+  // for shutdown_sync_timeout, then Close() fails, naming the bytes of
+  // unsynced writes lost. Synced writes are never lost. Idempotent.
   virtual Status Close() = 0;
 
   virtual bool fenced() const = 0;

@@ -263,6 +263,7 @@ struct FsCounters {
   uint64_t chunk_deletes = 0;   // chunks that became holes
   uint64_t reclaimed_files = 0; // deleted files whose data was reclaimed
   uint64_t write_back_bytes = 0;  // unflushed bytes right now
+  uint64_t writer_wait_ns = 0;    // writers waited for the write-back buffer to drain
   uint64_t used_bytes = 0;        // stored data bytes, flushed and not
   uint64_t used_inodes = 0;
 };

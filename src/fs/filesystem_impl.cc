@@ -160,6 +160,7 @@ FsCounters FileSystemImpl::counters() const {
   c.chunk_puts = chunk_puts_.load();
   c.chunk_deletes = chunk_deletes_.load();
   c.reclaimed_files = reclaimed_files_.load();
+  c.writer_wait_ns = writer_wait_ns_.load();
   c.write_back_bytes = static_cast<uint64_t>(std::max<int64_t>(0, dirty_memory_.load()));
   c.used_bytes = static_cast<uint64_t>(std::max<int64_t>(0, stored_used_.load() + dirty_used_.load()));
   c.used_inodes = static_cast<uint64_t>(std::max<int64_t>(0, stored_inodes_.load()));

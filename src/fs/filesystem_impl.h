@@ -258,6 +258,7 @@ class FileSystemImpl final : public FileSystem {
   std::atomic<uint64_t> chunk_puts_{0};
   std::atomic<uint64_t> chunk_deletes_{0};
   std::atomic<uint64_t> reclaimed_files_{0};
+  std::atomic<uint64_t> writer_wait_ns_{0};
 };
 
 // errno for an engine failure.

@@ -33,8 +33,9 @@ struct InodeFacts {
 
 class Checker {
  public:
-  explicit Checker(engine::Engine& engine)
-      : db_(engine.db()),
+  Checker(engine::Engine& engine, FsckProgress progress)
+      : progress_(std::move(progress)),
+        db_(engine.db()),
         meta_(engine.column_family(kMetaColumnFamily)),
         data_(engine.column_family(kDataColumnFamily)) {}
 
@@ -61,6 +62,11 @@ class Checker {
     }
   }
 
+  // Every 64Ki keys: cheap enough for the scan, often enough for a person.
+  void Tick(std::string_view pass, uint64_t keys) {
+    if (progress_ && keys % 65536 == 0) progress_(pass, keys);
+  }
+
   static std::string Printable(std::string_view s) {
     std::string out;
     for (unsigned char c : s) {
@@ -76,7 +82,9 @@ class Checker {
   Status ScanMeta() {
     // Pass 1: inodes, so entries can be checked against them.
     std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), meta_));
+    uint64_t keys_read = 0;
     for (it->SeekToFirst(); it->Valid(); it->Next()) {
+      Tick("inodes", ++keys_read);
       std::string_view key(it->key().data(), it->key().size());
       std::string_view value(it->value().data(), it->value().size());
       uint8_t kind = static_cast<uint8_t>(key[0]);
@@ -104,7 +112,9 @@ class Checker {
     bool have_format = false;
     uint64_t next_ino = 0;
     std::set<std::pair<Ino, uint64_t>> entry_cookies;  // (dir, cookie) seen in entries
+    keys_read = 0;
     for (it->SeekToFirst(); it->Valid(); it->Next()) {
+      Tick("entries", ++keys_read);
       std::string_view key(it->key().data(), it->key().size());
       std::string_view value(it->value().data(), it->value().size());
       if (key.empty()) {
@@ -269,7 +279,9 @@ class Checker {
   Status ScanData() {
     std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), data_));
     Ino reported_missing = 0;
+    uint64_t keys_read = 0;
     for (it->SeekToFirst(); it->Valid(); it->Next()) {
+      Tick("data", ++keys_read);
       std::string_view key(it->key().data(), it->key().size());
       size_t size = it->value().size();
       if (key.size() != 16) {
@@ -366,6 +378,7 @@ class Checker {
     }
   }
 
+  FsckProgress progress_;
   rocksdb::DB* db_;
   rocksdb::ColumnFamilyHandle* meta_;
   rocksdb::ColumnFamilyHandle* data_;
@@ -380,6 +393,8 @@ class Checker {
 
 }  // namespace
 
-Result<FsckReport> Fsck(engine::Engine& engine) { return Checker(engine).Run(); }
+Result<FsckReport> Fsck(engine::Engine& engine, FsckProgress progress) {
+  return Checker(engine, std::move(progress)).Run();
+}
 
 }  // namespace pail::fs

@@ -11,6 +11,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <string_view>
 #include <string>
 #include <vector>
 
@@ -33,7 +35,11 @@ struct FsckReport {
   bool clean() const { return problems.empty(); }
 };
 
+// Called now and then during the scan with the pass ("inodes", "entries",
+// "data") and the keys read so far in it, for a progress display.
+using FsckProgress = std::function<void(std::string_view pass, uint64_t keys)>;
+
 // Fails only when the engine cannot be read; damage goes into the report.
-Result<FsckReport> Fsck(engine::Engine& engine);
+Result<FsckReport> Fsck(engine::Engine& engine, FsckProgress progress = nullptr);
 
 }  // namespace pail::fs

@@ -59,7 +59,10 @@ FsStatus FileSystemImpl::ReserveMemory(int64_t bytes) {
     maint_cv_.Signal();
     // The flusher signals under dirty_mu_, so no wake-up is lost; the
     // timeout re-requests a flush the flusher may have taken as done.
+    const auto wait_start = std::chrono::steady_clock::now();
     memory_cv_.WaitFor(kMemoryRecheck);
+    writer_wait_ns_ += std::chrono::duration_cast<std::chrono::nanoseconds>(
+                           std::chrono::steady_clock::now() - wait_start).count();
   }
 }
 

@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "fuse/fuse_convert.h"
+#include "fuse/op_metrics.h"
 
 namespace pail::fuse {
 
@@ -30,14 +31,14 @@ fs::FileSystem& Fs(fuse_req_t req) {
 
 void ReplyEntry(fuse_req_t req, const fs::FsResult<fs::Attr>& r) {
   if (!r.ok()) {
-    fuse_reply_err(req, r.error());
+    ReplyErr(req, r.error());
     return;
   }
   fuse_entry_param e = ToEntry(*r);
   fuse_reply_entry(req, &e);
 }
 
-void ReplyStatus(fuse_req_t req, fs::FsStatus s) { fuse_reply_err(req, s.error()); }
+void ReplyStatus(fuse_req_t req, fs::FsStatus s) { ReplyErr(req, s.error()); }
 
 void OnInit(void* userdata, fuse_conn_info* conn) {
   auto* ctx = static_cast<FuseContext*>(userdata);
@@ -81,7 +82,7 @@ void OnForgetMulti(fuse_req_t req, size_t, fuse_forget_data*) { fuse_reply_none(
 void OnGetattr(fuse_req_t req, fuse_ino_t ino, fuse_file_info*) {
   fs::FsResult<fs::Attr> r = Fs(req).GetAttr(CredentialsOf(req), ino);
   if (!r.ok()) {
-    fuse_reply_err(req, r.error());
+    ReplyErr(req, r.error());
     return;
   }
   struct stat st = ToStat(*r);
@@ -145,7 +146,7 @@ void OnSetattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set, fu
   if (fi != nullptr) change.handle = fi->fh;
   fs::FsResult<fs::Attr> r = SetAttrWithForcedPrivilegeDrop(Fs(req), CredentialsOf(req), ino, change);
   if (!r.ok()) {
-    fuse_reply_err(req, r.error());
+    ReplyErr(req, r.error());
     return;
   }
   struct stat st = ToStat(*r);
@@ -155,7 +156,7 @@ void OnSetattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set, fu
 void OnReadlink(fuse_req_t req, fuse_ino_t ino) {
   fs::FsResult<std::string> r = Fs(req).Readlink(CredentialsOf(req), ino);
   if (!r.ok()) {
-    fuse_reply_err(req, r.error());
+    ReplyErr(req, r.error());
     return;
   }
   fuse_reply_readlink(req, r->c_str());
@@ -189,7 +190,7 @@ void OnRename(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_ino_t ne
   } else if (flags == RENAME_EXCHANGE) {
     how = fs::RenameFlags::kExchange;
   } else if (flags != 0) {
-    fuse_reply_err(req, EINVAL);  // RENAME_WHITEOUT or a combination
+    ReplyErr(req, EINVAL);  // RENAME_WHITEOUT or a combination
     return;
   }
   ReplyStatus(req, Fs(req).Rename(CredentialsOf(req), parent, name, new_parent, new_name, how));
@@ -209,7 +210,7 @@ void FinishOpen(fuse_file_info* fi, uint64_t handle) {
 void OnOpen(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   fs::FsResult<uint64_t> r = Fs(req).Open(CredentialsOf(req), ino, fi->flags);
   if (!r.ok()) {
-    fuse_reply_err(req, r.error());
+    ReplyErr(req, r.error());
     return;
   }
   FinishOpen(fi, *r);
@@ -225,7 +226,7 @@ void OnCreate(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, 
   fs::FsResult<fs::CreateResult> r =
       Fs(req).Create(CredentialsOf(req), parent, name, mode & 07777, options);
   if (!r.ok()) {
-    fuse_reply_err(req, r.error());
+    ReplyErr(req, r.error());
     return;
   }
   fuse_entry_param e = ToEntry(r->attr);
@@ -237,7 +238,7 @@ void OnRead(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_in
   fs::FsResult<fs::ReadResult> r = Fs(req).Read(CredentialsOf(req), ino, static_cast<uint64_t>(off),
                                                 static_cast<uint32_t>(size), fi->fh);
   if (!r.ok()) {
-    fuse_reply_err(req, r.error());
+    ReplyErr(req, r.error());
     return;
   }
   fuse_reply_buf(req, r->data.data(), r->data.size());
@@ -248,7 +249,7 @@ void OnWrite(fuse_req_t req, fuse_ino_t ino, const char* buf, size_t size, off_t
   fs::FsResult<fs::WriteResult> r = Fs(req).Write(
       CredentialsOf(req), ino, static_cast<uint64_t>(off), std::string_view(buf, size), fi->fh);
   if (!r.ok()) {
-    fuse_reply_err(req, r.error());
+    ReplyErr(req, r.error());
     return;
   }
   fuse_reply_write(req, r->written);
@@ -268,7 +269,7 @@ void OnFsync(fuse_req_t req, fuse_ino_t ino, int, fuse_file_info*) {
 void OnOpendir(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
   auto* ctx = static_cast<FuseContext*>(fuse_req_userdata(req));
   if (ctx->decline_opendir) {
-    fuse_reply_err(req, ENOSYS);
+    ReplyErr(req, ENOSYS);
     return;
   }
   fi->fh = 0;
@@ -281,7 +282,7 @@ void ReadDirectory(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, bool 
       Fs(req).ReadDir(CredentialsOf(req), ino, static_cast<uint64_t>(off), batch, plus);
   if (!r.ok()) {
     // An offset the directory never issued (a stray seekdir).
-    fuse_reply_err(req, r.error() == fs::kErrBadCookie ? EINVAL : r.error());
+    ReplyErr(req, r.error() == fs::kErrBadCookie ? EINVAL : r.error());
     return;
   }
   std::string buf(size, '\0');
@@ -323,7 +324,7 @@ void OnReaddirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_
   ReadDirectory(req, ino, size, off, /*plus=*/true);
 }
 
-void OnReleasedir(fuse_req_t req, fuse_ino_t, fuse_file_info*) { fuse_reply_err(req, 0); }
+void OnReleasedir(fuse_req_t req, fuse_ino_t, fuse_file_info*) { ReplyErr(req, 0); }
 
 void OnFsyncdir(fuse_req_t req, fuse_ino_t ino, int, fuse_file_info*) {
   ReplyStatus(req, Fs(req).Fsync(CredentialsOf(req), ino));
@@ -332,7 +333,7 @@ void OnFsyncdir(fuse_req_t req, fuse_ino_t ino, int, fuse_file_info*) {
 void OnStatfs(fuse_req_t req, fuse_ino_t ino) {
   fs::FsResult<fs::StatFsResult> r = Fs(req).StatFs(CredentialsOf(req), ino);
   if (!r.ok()) {
-    fuse_reply_err(req, r.error());
+    ReplyErr(req, r.error());
     return;
   }
   struct statvfs sv {};
@@ -360,7 +361,7 @@ void ReplySized(fuse_req_t req, const std::string& value, size_t size) {
   if (size == 0) {
     fuse_reply_xattr(req, value.size());
   } else if (value.size() > size) {
-    fuse_reply_err(req, ERANGE);
+    ReplyErr(req, ERANGE);
   } else {
     fuse_reply_buf(req, value.data(), value.size());
   }
@@ -369,7 +370,7 @@ void ReplySized(fuse_req_t req, const std::string& value, size_t size) {
 void OnGetxattr(fuse_req_t req, fuse_ino_t ino, const char* name, size_t size) {
   fs::FsResult<std::string> r = Fs(req).GetXattr(CredentialsOf(req), ino, name);
   if (!r.ok()) {
-    fuse_reply_err(req, r.error());
+    ReplyErr(req, r.error());
     return;
   }
   ReplySized(req, *r, size);
@@ -378,7 +379,7 @@ void OnGetxattr(fuse_req_t req, fuse_ino_t ino, const char* name, size_t size) {
 void OnListxattr(fuse_req_t req, fuse_ino_t ino, size_t size) {
   fs::FsResult<std::vector<std::string>> r = Fs(req).ListXattr(CredentialsOf(req), ino);
   if (!r.ok()) {
-    fuse_reply_err(req, r.error());
+    ReplyErr(req, r.error());
     return;
   }
   std::string names;  // each name followed by a NUL

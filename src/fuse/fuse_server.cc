@@ -18,6 +18,7 @@
 #include "fuse/fuse_lowlevel_include.h"
 #include "fuse/fuse_ops.h"
 #include "fuse/request_loop.h"
+#include "metrics/protocol_metrics.h"
 #include "util/mutex.h"
 
 namespace pail::fuse {
@@ -142,6 +143,7 @@ Status FuseServer::Impl::Start() {
                            " failed (is /dev/fuse usable and are we root?)");
   }
   mounted_ = true;
+  metrics::ProtocolMetrics::For("fuse").ConnectionOpened();
   loop_ = std::thread([this] { RunLoop(); });
 
   bool live;
@@ -200,6 +202,7 @@ void FuseServer::Impl::Stop() {
   fuse_session_destroy(session_);
   session_ = nullptr;
   mounted_ = false;
+  metrics::ProtocolMetrics::For("fuse").ConnectionClosed();
   spdlog::info("fuse: unmounted {}", options_.mountpoint);
 }
 

@@ -1,5 +1,7 @@
 #include "fuse/request_loop.h"
 
+#include "fuse/op_metrics.h"
+
 #include <cerrno>
 #include <cstdlib>
 #include <thread>
@@ -57,7 +59,10 @@ void RequestLoop::Serve(unsigned id) {
     }
     self.busy_since_ns.store(NowNs(), std::memory_order_release);
     if (watchdog_sleeping_.load(std::memory_order_relaxed)) WakeWatchdog();
-    fuse_session_process_buf(session_, &buf);
+    {
+      RequestMetrics metrics((buf.flags & FUSE_BUF_IS_FD) ? nullptr : buf.mem, buf.size);
+      fuse_session_process_buf(session_, &buf);
+    }
     self.busy_since_ns.store(0, std::memory_order_release);
   }
   std::free(buf.mem);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "metrics/protocol_metrics.h"
 #include "nbd/protocol.h"
 
 namespace pail::nbd {
@@ -70,6 +71,7 @@ uint32_t Transmission::Check(const Request& request) const {
 
 Outcome Transmission::Done(const Request& request, uint32_t error) const {
   Outcome o;
+  o.error = error;
   if (!session_.structured_replies) {
     o.reply = SimpleReplyHeader(error, request.cookie);
   } else if (error != 0) {
@@ -103,7 +105,33 @@ Outcome Transmission::Failed(const Request& request, int error) const {
   }
 }
 
+namespace {
+
+// The metrics' op label: a fixed set, whatever a client sends.
+std::string_view CommandName(uint16_t type) {
+  switch (type) {
+    case kCmdRead: return "READ";
+    case kCmdWrite: return "WRITE";
+    case kCmdDisc: return "DISC";
+    case kCmdFlush: return "FLUSH";
+    case kCmdTrim: return "TRIM";
+    case kCmdCache: return "CACHE";
+    case kCmdWriteZeroes: return "WRITE_ZEROES";
+    case kCmdBlockStatus: return "BLOCK_STATUS";
+    default: return "OTHER";
+  }
+}
+
+}  // namespace
+
 Outcome Transmission::Execute(const Request& request, std::string_view payload) const {
+  auto op = metrics::ProtocolMetrics::For("nbd").Start(CommandName(request.type));
+  Outcome o = Run(request, payload);
+  op.Done(static_cast<int>(o.error));
+  return o;
+}
+
+Outcome Transmission::Run(const Request& request, std::string_view payload) const {
   if (request.type == kCmdDisc) {
     // No reply, whatever its flags: the client is going away.
     Outcome o;

@@ -29,15 +29,18 @@ Admission Admit(const Request& request);
 struct Outcome {
   std::string reply;          // empty for DISC
   bool close_after = false;   // DISC, or the export's file is gone
+  uint32_t error = 0;         // the NBD error replied (0: success), for metrics
 };
 
 class Transmission {
  public:
   Transmission(fs::FileSystem& fs, const Session& session) : fs_(fs), session_(session) {}
 
+  // Runs one request and counts it in the "nbd" protocol metrics.
   Outcome Execute(const Request& request, std::string_view payload) const;
 
  private:
+  Outcome Run(const Request& request, std::string_view payload) const;
   // The error to reply, or 0 when the request may run.
   uint32_t Check(const Request& request) const;
   Outcome Read(const Request& request) const;

@@ -3,7 +3,11 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
+#include <cerrno>
+#include <string_view>
 
+#include "metrics/protocol_metrics.h"
 #include "nfs/nfs3_args.h"
 
 namespace pail::nfs {
@@ -46,8 +50,33 @@ constexpr uint32_t kPreferredReadDirBytes = 64 * 1024;
 
 }  // namespace
 
+// Metric label of each procedure, by number.
+static constexpr std::array<std::string_view, 22> kProcedureNames = {
+    "null",   "getattr", "setattr", "lookup",  "access",  "readlink",    "read",   "write",
+    "create", "mkdir",   "symlink", "mknod",   "remove",  "rmdir",       "rename", "link",
+    "readdir", "readdirplus", "fsstat", "fsinfo", "pathconf", "commit"};
+
+// The nfsstat3 a reply begins with. NFSv3 error codes below 10000 are the
+// errno values of the same name (RFC 1813, 2.6), so they count as errnos.
+static int ReplyErrno(const XdrEncoder& out, size_t start) {
+  const std::string& buffer = *const_cast<XdrEncoder&>(out).buffer();
+  if (buffer.size() < start + 4) return 0;
+  const auto* p = reinterpret_cast<const unsigned char*>(buffer.data() + start);
+  return static_cast<int>((uint32_t{p[0]} << 24) | (uint32_t{p[1]} << 16) | (uint32_t{p[2]} << 8) | p[3]);
+}
+
 AcceptStat Nfs3Program::Call(const RpcCall& call, const CallContext&, XdrDecoder& args,
                              XdrEncoder& out) {
+  static metrics::ProtocolMetrics& nfs = metrics::ProtocolMetrics::For("nfs");
+  auto op = nfs.Start(call.procedure < kProcedureNames.size() ? kProcedureNames[call.procedure]
+                                                               : std::string_view("unknown"));
+  const size_t start = out.size();
+  AcceptStat stat = Procedure(call, args, out);
+  op.Done(stat != AcceptStat::kSuccess ? EINVAL : call.procedure == kNull ? 0 : ReplyErrno(out, start));
+  return stat;
+}
+
+AcceptStat Nfs3Program::Procedure(const RpcCall& call, XdrDecoder& args, XdrEncoder& out) {
   fs::Credentials cred;
   cred.uid = call.credentials.uid;
   cred.gid = call.credentials.gid;

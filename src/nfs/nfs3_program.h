@@ -51,6 +51,8 @@ class Nfs3Program : public RpcProgram {
   size_t ReplyBytesBound(const RpcCall& call, XdrDecoder& args) const override;
 
  private:
+  // The procedure itself; Call() wraps it with metrics.
+  AcceptStat Procedure(const RpcCall& call, XdrDecoder& args, XdrEncoder& out);
   using Cred = fs::Credentials;
   AcceptStat GetAttr(const Cred& cred, XdrDecoder& args, XdrEncoder& out);
   AcceptStat SetAttr(const Cred& cred, XdrDecoder& args, XdrEncoder& out);

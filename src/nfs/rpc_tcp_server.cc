@@ -14,6 +14,7 @@
 #include <thread>
 #include <unordered_map>
 
+#include "metrics/protocol_metrics.h"
 #include "nfs/record_assembler.h"
 
 namespace pail::nfs {
@@ -453,6 +454,7 @@ std::shared_ptr<Connection> RpcTcpServer::Impl::Admit(tcp::socket& socket, std::
     connection = std::make_shared<Connection>(this, std::move(socket));
     connections.insert(connection);
     per_address[address]++;
+    metrics::ProtocolMetrics::For("nfs").ConnectionOpened();
   }
   if (victim) {
     refusal_log.Refused("rpc: connection table full; closing the longest-idle connection (from " +
@@ -468,6 +470,7 @@ bool RpcTcpServer::Impl::RemoveLocked(Connection* connection) {
       auto count = per_address.find(connection->peer_address());
       if (count != per_address.end() && --count->second == 0) per_address.erase(count);
       connections.erase(it);
+      metrics::ProtocolMetrics::For("nfs").ConnectionClosed();
       return true;
     }
   }

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "metrics/protocol_metrics.h"
+
 namespace pail::ninep {
 
 using fs::FsError;
@@ -58,12 +60,59 @@ FsResult<std::shared_ptr<Fid>> Session::FileFid(uint32_t fid) const {
   return f;
 }
 
+namespace {
+
+// The metrics' op label: a fixed set, whatever a client sends.
+std::string_view MessageName(uint8_t type) {
+  switch (type) {
+    case kTversion: return "version";
+    case kTauth: return "auth";
+    case kTattach: return "attach";
+    case kTwalk: return "walk";
+    case kTclunk: return "clunk";
+    case kTremove: return "remove";
+    case kTlopen: return "lopen";
+    case kTlcreate: return "lcreate";
+    case kTread: return "read";
+    case kTwrite: return "write";
+    case kTfsync: return "fsync";
+    case kTreaddir: return "readdir";
+    case kTstatfs: return "statfs";
+    case kTgetattr: return "getattr";
+    case kTsetattr: return "setattr";
+    case kTmkdir: return "mkdir";
+    case kTsymlink: return "symlink";
+    case kTmknod: return "mknod";
+    case kTlink: return "link";
+    case kTreadlink: return "readlink";
+    case kTrename: return "rename";
+    case kTrenameat: return "renameat";
+    case kTunlinkat: return "unlinkat";
+    case kTxattrwalk: return "xattrwalk";
+    case kTxattrcreate: return "xattrcreate";
+    case kTlock: return "lock";
+    case kTgetlock: return "getlock";
+    case kTflush: return "flush";
+    default: return "other";
+  }
+}
+
+}  // namespace
+
 std::string Session::Handle(std::string_view request) {
   WireReader r(request);
   r.U32();  // size: the transport framed the message by it
   uint8_t type = r.U8();
   uint16_t tag = r.U16();
   if (!r.ok()) return ErrorReply(kNoTag, EINVAL);
+  auto op = metrics::ProtocolMetrics::For("9p").Start(MessageName(type));
+  Reply reply = Dispatch(type, tag, r);
+  op.Done(reply.ok() ? 0 : reply.error());
+  if (!reply.ok()) return ErrorReply(tag, reply.error());
+  return std::move(reply).value();
+}
+
+Session::Reply Session::Dispatch(uint8_t type, uint16_t tag, WireReader& r) {
   Reply reply = FsError{EOPNOTSUPP};
   switch (type) {
     case kTversion: reply = Version(r, tag); break;
@@ -105,8 +154,7 @@ std::string Session::Handle(std::string_view request) {
     }
     default: reply = FsError{EOPNOTSUPP}; break;  // also 9P2000/9P2000.u messages
   }
-  if (!reply.ok()) return ErrorReply(tag, reply.error());
-  return std::move(reply).value();
+  return reply;
 }
 
 // Tversion msize[4] version[s] -> Rversion msize[4] version[s]. Starts a

@@ -58,6 +58,8 @@ class Session {
 
  private:
   using Reply = fs::FsResult<std::string>;
+  // Runs one message of type `type`; r is past size, type and tag.
+  Reply Dispatch(uint8_t type, uint16_t tag, WireReader& r);
 
   Reply Version(WireReader& r, uint16_t tag);
   Reply Attach(WireReader& r, uint16_t tag);

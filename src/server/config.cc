@@ -263,9 +263,10 @@ Result<Config> Config::Parse(std::string_view text, const std::string& source) {
   if (auto* servers = table("servers")) {
     for (auto& [k, v] : *servers) {
       std::string name(k.str());
-      if (name != "fuse" && name != "nfs" && name != "ninep" && name != "nbd") {
+      if (name != "fuse" && name != "nfs" && name != "ninep" && name != "nbd" &&
+          name != "admin") {
         return Status::InvalidArgument(source + ": unknown server [servers." + name +
-                                       "] (known: fuse, nfs, ninep, nbd)");
+                                       "] (known: fuse, nfs, ninep, nbd, admin)");
       }
     }
     if (auto* fuse = (*servers)["fuse"].as_table()) {
@@ -312,6 +313,17 @@ Result<Config> Config::Parse(std::string_view text, const std::string& source) {
     PAIL_RETURN_IF_ERROR(r.RejectUnknown());
     // Neither given: the standard port on loopback.
     if (c.nbd.addresses.empty() && c.nbd.unix_socket.empty()) c.nbd.addresses = {"127.0.0.1:10809"};
+  }
+  if (auto* servers = table("servers"); servers && (*servers)["admin"].as_table()) {
+    TableReader r((*servers)["admin"].as_table(), "servers.admin", source);
+    c.admin.enabled = true;
+    PAIL_RETURN_IF_ERROR(r.StringList("addresses", &c.admin.addresses));
+    PAIL_RETURN_IF_ERROR(r.String("unix_socket", &c.admin.unix_socket));
+    PAIL_RETURN_IF_ERROR(r.Unsigned("max_connections", &c.admin.max_connections, 1, 1024));
+    PAIL_RETURN_IF_ERROR(r.RejectUnknown());
+    if (c.admin.addresses.empty() && c.admin.unix_socket.empty()) {
+      c.admin.addresses = {"127.0.0.1:7390"};
+    }
   }
   if (c.storage.url.empty()) return Status::InvalidArgument(source + ": [storage] url is required");
   if (c.storage.encryption_password.empty()) {
@@ -426,6 +438,13 @@ addresses = ["127.0.0.1:5564"]
 # unix_socket = "/run/pailfs/nbd.sock"
 # Who may connect over TCP (CIDR blocks); NBD has no authentication.
 # allowed_clients = ["127.0.0.0/8", "::1/128"]
+
+[servers.admin]
+# GET /metrics (Prometheus), GET /healthz, and what `pailfs flush`, `pailfs
+# status` and `pailfs cost` ask for. It can make the server act: keep it on
+# loopback or a Unix socket (created mode 0600).
+addresses = ["127.0.0.1:7390"]
+# unix_socket = "/run/pailfs/admin.sock"
 )";
 }
 

@@ -62,6 +62,15 @@ struct Config {
     // connected, idle, as long as the device is in use).
     AccessPolicy access;
   } nbd;
+  // The HTTP admin endpoint (metrics, health, flush, status, cost): off
+  // unless [servers.admin] exists; it then listens on exactly the addresses
+  // and Unix socket given (127.0.0.1:7390 when neither is).
+  struct Admin {
+    bool enabled = false;
+    std::vector<std::string> addresses;
+    std::string unix_socket;  // created mode 0600: only this user may connect
+    uint32_t max_connections = 8;
+  } admin;
 
   static Result<Config> Load(const std::string& path);
   // `source` names the text in error messages.

@@ -18,14 +18,18 @@
 #include "nbd/nbd_server.h"
 #include "nfs/nfs_server.h"
 #include "ninep/server.h"
+#include "server/admin_handlers.h"
+#include "server/admin_server.h"
 #include "server/bucket.h"
+#include "server/request_ledger.h"
 
 namespace pail::server {
 namespace {
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
-Result<std::unique_ptr<engine::Engine>> OpenEngine(const Config& config, const Bucket& bucket) {
+Result<std::unique_ptr<engine::Engine>> OpenEngine(const Config& config, const Bucket& bucket,
+                                                   RequestLedger* ledger = nullptr) {
   engine::EngineOptions options;
   options.store = bucket.encrypted;
   options.cache_dir = config.cache.dir;
@@ -34,6 +38,7 @@ Result<std::unique_ptr<engine::Engine>> OpenEngine(const Config& config, const B
   options.compression = config.filesystem.compression;
   options.flush_interval = std::chrono::milliseconds(config.filesystem.flush_interval_ms);
   options.column_families = fs::FileSystem::ColumnFamilies();
+  if (ledger) ledger->Attach(options);
   return engine::Engine::Open(std::move(options));
 }
 
@@ -59,15 +64,37 @@ Status RunServer(const Config& config) {
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
   PAIL_ASSIGN_OR_RETURN(Bucket bucket, OpenBucket(config));
-  PAIL_ASSIGN_OR_RETURN(auto engine, OpenEngine(config, bucket));
+  RequestLedger ledger(bucket.counts);
+  PAIL_ASSIGN_OR_RETURN(auto engine, OpenEngine(config, bucket, &ledger));
+  Status loaded = ledger.Load(*engine);
+  if (!loaded.ok()) {
+    // Costs then count from this run only; serving matters more.
+    spdlog::warn("request ledger unreadable, counting from zero: {}", loaded.ToString());
+    ledger.StartFromZero();
+  }
   PAIL_ASSIGN_OR_RETURN(auto filesystem, fs::FileSystem::Open(*engine, FilesystemOptions(config)));
+  ServerView view(config, bucket, *engine, *filesystem, ledger);
 
+  std::unique_ptr<AdminServer> admin_server;
   std::unique_ptr<nfs::NfsServer> nfs_server;
   std::unique_ptr<ninep::NinepServer> ninep_server;
   std::unique_ptr<fuse::FuseServer> fuse_server;
   std::unique_ptr<nbd::NbdServer> nbd_server;
   Status started;
-  if (config.nfs.enabled) {
+  if (config.admin.enabled) {
+    AdminServerOptions options;
+    options.addresses = config.admin.addresses;
+    options.unix_socket = config.admin.unix_socket;
+    options.max_connections = config.admin.max_connections;
+    auto admin = AdminServer::Start(options, view.Handlers());
+    if (admin.ok()) {
+      admin_server = std::move(*admin);
+      view.SetAdminListening(admin_server->listening());
+    } else {
+      started = admin.status();
+    }
+  }
+  if (started.ok() && config.nfs.enabled) {
     nfs::NfsServerOptions options;
     options.addresses = config.nfs.addresses;
     options.durable_commit = config.nfs.commit == "durable";
@@ -101,23 +128,30 @@ Status RunServer(const Config& config) {
     started = fuse_server->Start();
   }
   if (started.ok()) {
+    view.SetServing(true);
     spdlog::info("pailfs serving {}; SIGINT or SIGTERM stops it", config.storage.url);
     int signal_number = 0;
     sigwait(&signals, &signal_number);
     spdlog::info("signal {}: flushing and shutting down", signal_number);
   }
+  view.SetServing(false);
   if (fuse_server) fuse_server->Stop();
   if (ninep_server) ninep_server->Stop();
   if (nfs_server) nfs_server->Stop();
   if (nbd_server) nbd_server->Stop();
+  // Its handlers use the filesystem and the engine, which close next.
+  admin_server.reset();
   Status closed = filesystem->Close();
   filesystem.reset();
   Status engine_closed = engine->Close();
   if (!started.ok()) return started;
-  if (!closed.ok()) return closed.WithContext("final flush");
+  // The engine's error says which writes were lost; the final flush's
+  // (when the bucket is unreachable) only that a sync failed.
   if (!engine_closed.ok()) return engine_closed.WithContext("closing the engine");
+  if (!closed.ok()) return closed.WithContext("final flush");
   auto counts = bucket.counts->Snapshot();
-  spdlog::info("clean shutdown; {} object-store requests this run", counts.total_requests());
+  spdlog::info("clean shutdown; {} object-store requests this run, {} since the bucket was created",
+               counts.total_requests(), ledger.Total().total_requests());
   return Status::OK();
 }
 
@@ -133,7 +167,7 @@ void PrintBucketReport(const engine::BucketReport& report, bool with_garbage) {
 
 }  // namespace
 
-Status RunFsck(const Config& config) {
+Status RunFsck(const Config& config, fs::FsckProgress progress) {
   PAIL_ASSIGN_OR_RETURN(Bucket bucket, OpenBucket(config));
   // The bucket first, read only: opening a damaged bucket is refused, and
   // this says why; it also lists what the next writer would collect.
@@ -146,7 +180,7 @@ Status RunFsck(const Config& config) {
                               " problem(s) found in the bucket; not opening it");
   }
   PAIL_ASSIGN_OR_RETURN(auto engine, OpenEngine(config, bucket));
-  auto report = fs::Fsck(*engine);
+  auto report = fs::Fsck(*engine, std::move(progress));
   std::set<std::string> live;
   std::vector<std::string> files;
   uint64_t manifest_size = 0;

@@ -3,6 +3,7 @@
 // SIGTERM, then stop the servers, flush everything to the bucket and close.
 #pragma once
 
+#include "fs/fsck.h"
 #include "server/config.h"
 
 namespace pail::server {
@@ -13,7 +14,8 @@ namespace pail::server {
 Status RunServer(const Config& config);
 
 // Offline consistency check: prints problems, returns an error if any.
-Status RunFsck(const Config& config);
+// `progress` (may be empty) sees how far the scan is.
+Status RunFsck(const Config& config, fs::FsckProgress progress = nullptr);
 
 // Rewraps the data key under `new_password`.
 Status RunChangePassword(const Config& config, const std::string& new_password);

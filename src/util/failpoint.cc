@@ -30,7 +30,7 @@ void ArmLocked(Registry& r, const std::string& name, FailAction action, int hit)
   r.points[name] = Point{action, hit < 1 ? 1 : hit};
 }
 
-// PAIL_FAILPOINTS="name=exit,other=error@3", read once.
+// PAIL_FAILPOINTS="name=exit,other=error@3,third=retryable", read once.
 void ArmFromEnvironment(Registry& r) {
   const char* spec = std::getenv("PAIL_FAILPOINTS");
   if (!spec) return;
@@ -45,8 +45,17 @@ void ArmFromEnvironment(Registry& r) {
       hit = std::atoi(what.c_str() + at + 1);
       what.resize(at);
     }
-    if (what != "exit" && what != "error") continue;
-    ArmLocked(r, name, what == "exit" ? FailAction::kExit : FailAction::kError, hit);
+    FailAction action;
+    if (what == "exit") {
+      action = FailAction::kExit;
+    } else if (what == "error") {
+      action = FailAction::kError;
+    } else if (what == "retryable") {
+      action = FailAction::kRetryable;
+    } else {
+      continue;
+    }
+    ArmLocked(r, name, action, hit);
   }
 }
 
@@ -81,6 +90,7 @@ Status Evaluate(const char* name) {
     spdlog::warn("failpoint {}: exiting", name);
     ::_exit(kFailpointExitCode);
   }
+  if (action == FailAction::kRetryable) return Status::Retryable(std::string("failpoint ") + name);
   // Not retryable: RocksDB treats a failed step as final, as after a crash.
   return Status::IOError(std::string("failpoint ") + name);
 }

@@ -4,12 +4,14 @@
 // upload and the manifest that names it, between a garbage check and its
 // delete, ...). Unarmed, PAIL_FAILPOINT costs one relaxed atomic load. Armed,
 // it either returns an IOError from that step (kError: the step's effects so
-// far stay, as when a response is lost) or ends the process on the spot with
+// far stay, as when a response is lost; RocksDB treats it as final), a
+// retryable error (kRetryable: as a store outage at that step; RocksDB's
+// background work stops until resumed) or ends the process on the spot with
 // _exit (kExit: a crash at exactly that step).
 //
 // Tests arm points with ArmFailpoint(); a process-level crash test arms them
 // in a child through the environment:
-//   PAIL_FAILPOINTS="name=exit,other=error@3"
+//   PAIL_FAILPOINTS="name=exit,other=error@3,third=retryable"
 // ("@N": fire on the Nth hit, counting from 1; default the first). Points
 // fire once and then disarm. The list of points is in docs/engine.md.
 #pragma once
@@ -21,7 +23,7 @@
 
 namespace pail {
 
-enum class FailAction { kError, kExit };
+enum class FailAction { kError, kRetryable, kExit };
 
 // Arms `name` to fire on its `hit`th evaluation (1 = the next one).
 void ArmFailpoint(const std::string& name, FailAction action, int hit = 1);

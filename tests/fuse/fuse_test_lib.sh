@@ -72,11 +72,12 @@ memory_size_gb = 0.25
 
 [filesystem]
 compression = "zstd-3"
-flush_interval_ms = 1000
+flush_interval_ms = ${FLUSH_INTERVAL_MS:-1000}
 max_size_gb = 10
 
 [servers.fuse]
 mountpoint = "$MNT"
+${EXTRA_CONFIG:-}
 CONF
 }
 

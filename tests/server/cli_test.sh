@@ -105,5 +105,67 @@ unset PAIL_CLI_PW
 check "unset variable is refused" test $? -ne 0
 check "unset variable is named" grep -q "PAIL_CLI_PW" "$WORK/unset.log"
 
+# The S3 endpoint goes away while the server runs (a loopback forwarder to
+# the test RGW is killed: connections are refused): SIGTERM still ends the
+# server in bounded time, and the bucket opens once the endpoint is back.
+OBJSTORES_ENV=${OBJSTORES_ENV:-/tmp/pailfs-objstores/env}
+if [ -z "${S3_ENDPOINT:-}" ] && [ -r "$OBJSTORES_ENV" ]; then source "$OBJSTORES_ENV"; fi
+if [ -n "${S3_ENDPOINT:-}" ]; then
+  s3_port=${S3_ENDPOINT##*:}
+  s3_prefix="cli-outage-$RANDOM$RANDOM"
+  start_proxy() {
+    rm -f "$WORK/proxy.port"
+    python3 "$(dirname "$0")/tcp_proxy.py" "$s3_port" > "$WORK/proxy.port" &
+    proxy=$!
+    for _ in $(seq 50); do [ -s "$WORK/proxy.port" ] && break; sleep 0.1; done
+    proxy_port=$(cat "$WORK/proxy.port")
+  }
+  write_s3_config() {  # write_s3_config CACHE_DIR
+    cat > "$WORK/s3.toml" <<EOT
+[storage]
+url = "s3://pail-test/$s3_prefix"
+encryption_password = "\${PAIL_CLI_PW}"
+[aws]
+access_key_id = "\${S3_ACCESS_KEY}"
+secret_access_key = "\${S3_SECRET_KEY}"
+region = "${S3_REGION:-us-east-1}"
+endpoint = "http://127.0.0.1:$proxy_port"
+allow_http = true
+[cache]
+dir = "$1"
+[servers.nfs]
+addresses = ["127.0.0.1:0"]
+EOT
+  }
+  export PAIL_CLI_PW=outage S3_ACCESS_KEY S3_SECRET_KEY
+  start_proxy
+  write_s3_config "$WORK/cache-s3a"
+  "$PAILFS" run -c "$WORK/s3.toml" 2>"$WORK/outage.log" &
+  pid=$!
+  sleep 3
+  check "server on S3 is running" kill -0 $pid
+  kill $proxy; wait $proxy 2>/dev/null
+  started=$SECONDS
+  kill -TERM $pid
+  ( sleep 150; kill -KILL $pid 2>/dev/null ) &
+  watchdog=$!
+  wait $pid
+  code=$?
+  kill $watchdog 2>/dev/null
+  took=$((SECONDS - started))
+  echo "shutdown with the S3 endpoint gone: exit $code after ${took}s"
+  check "shutdown with the endpoint gone ends in bounded time" test "$code" -ne 137 -a "$took" -lt 150
+  check "shutdown with the endpoint gone says what failed" grep -Eq "shut|flush|bucket" "$WORK/outage.log"
+  start_proxy
+  write_s3_config "$WORK/cache-s3b"
+  timeout 120 "$PAILFS" fsck -c "$WORK/s3.toml" > "$WORK/outage-fsck.out" 2>&1
+  code=$?
+  [ "$code" -eq 0 ] || tail -n 5 "$WORK/outage.log" "$WORK/outage-fsck.out"
+  check "the bucket opens clean once the endpoint is back" test "$code" -eq 0
+  kill $proxy; wait $proxy 2>/dev/null
+else
+  echo "skipped: S3 outage at shutdown (no S3_ENDPOINT)"
+fi
+
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

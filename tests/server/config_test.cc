@@ -264,3 +264,26 @@ TEST(Config, MissingFileSaysHowToCreateOne) {
 
 }  // namespace
 }  // namespace pail::server
+
+namespace pail::server {
+namespace {
+
+TEST(Config, AdminEndpointIsOffUnlessConfiguredAndLoopbackByDefault) {
+  auto off = Config::Parse(kMinimal, "test.toml");
+  ASSERT_TRUE(off.ok());
+  EXPECT_FALSE(off->admin.enabled);
+  auto on = Config::Parse(std::string(kMinimal) + "[servers.admin]\n", "test.toml");
+  ASSERT_TRUE(on.ok()) << on.status().ToString();
+  EXPECT_TRUE(on->admin.enabled);
+  EXPECT_EQ(on->admin.addresses, std::vector<std::string>{"127.0.0.1:7390"});
+  auto socket_only = Config::Parse(std::string(kMinimal) + "[servers.admin]\nunix_socket = \"/run/a.sock\"\n",
+                                   "test.toml");
+  ASSERT_TRUE(socket_only.ok());
+  EXPECT_TRUE(socket_only->admin.addresses.empty());
+  EXPECT_EQ(socket_only->admin.unix_socket, "/run/a.sock");
+  EXPECT_FALSE(Config::Parse(std::string(kMinimal) + "[servers.admin]\nport = 1\n", "test.toml").ok());
+  EXPECT_FALSE(Config::Parse(std::string(kMinimal) + "[servers.admin]\nmax_connections = 0\n", "test.toml").ok());
+}
+
+}  // namespace
+}  // namespace pail::server

@@ -184,6 +184,7 @@ class SimRun {
         std::move(store), dir_ + "/cache-" + std::to_string(incarnation));
     o.flush_interval = std::chrono::hours(24);  // flushes are explicit steps
     o.background_work = false;
+    o.shutdown_sync_timeout = std::chrono::milliseconds(0);  // a close is one step: one sync
     o.clock = clock_;
     return o;
   }
