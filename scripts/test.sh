@@ -13,6 +13,10 @@ bash scripts/install-deps.sh
 OBJSTORES="$ROOT/../shared/objstores/objstores.sh"
 if [ -f "$OBJSTORES" ]; then
   if curl -s -o /dev/null http://127.0.0.1:7480/ && curl -s -o /dev/null http://127.0.0.1:10000/; then
+    # Started by an earlier run of this script, or by hand with the default root.
+    for root in "${OBJSTORES_ROOT:-}" "${PAILFS_OBJSTORES_ROOT:-/tmp/pailfs-objstores}" /tmp/objstores; do
+      if [ -n "$root" ] && [ -f "$root/env" ]; then export OBJSTORES_ROOT=$root; break; fi
+    done
     echo "object stores already running; using ${OBJSTORES_ROOT:-/tmp/objstores}/env"
   else
     # A fresh cluster each run: restarting one left by a killed run is not
