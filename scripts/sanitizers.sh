@@ -46,6 +46,8 @@ JOBS=${JOBS:-$(nproc)}
 ASAN_EXCLUDE=${PAIL_ASAN_EXCLUDE:-^(engine_durability_test|engine_failpoint_test)$}
 TSAN_TARGETS=${PAIL_TSAN_TARGETS:-^(engine_test|engine_sim_test|nfs_rpc_test|crypto_test|objstore_codec_test|byte_range_locks_test|ninep_wire_test|server_config_test)$}
 TSAN_SIM_SEEDS=${PAIL_TSAN_SIM_SEEDS:-150}
+# The ordinary build runs 1200 simulation seeds; ASan runs fewer to stay quick.
+ASAN_SIM_SEEDS=${PAIL_ASAN_SIM_SEEDS:-300}
 TSAN_EXCLUDE_CASES=${PAIL_TSAN_EXCLUDE_CASES:-^engine_test\.Engine\.ConcurrentSyncsAreGrouped$}
 
 launcher=()
@@ -79,7 +81,7 @@ run_asan() {
   configure build-asan "$flags"
   mapfile -t tests < <(grep -vE "$ASAN_EXCLUDE" build-asan/unit_tests.txt | grep .)
   cmake --build build-asan -j"$JOBS" --target "${tests[@]}" pailfs
-  ASAN_OPTIONS=detect_leaks=1:detect_stack_use_after_return=1 \
+  PAIL_SIM_SEEDS=$ASAN_SIM_SEEDS ASAN_OPTIONS=detect_leaks=1:detect_stack_use_after_return=1 \
   UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   LSAN_OPTIONS=suppressions=$ROOT/scripts/lsan.supp:print_suppressions=0 \
     run build-asan "${tests[@]}"
