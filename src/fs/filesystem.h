@@ -254,6 +254,17 @@ struct FsOptions {
   size_t write_back_file_bytes = 4ull << 20;
   // Unflushed data is written to the engine at least this often.
   std::chrono::milliseconds write_back_interval{1000};
+  // File data compression: "zstd-N", "lz4" or "none".
+  std::string compression = "zstd-3";
+  // Segments are cut at about this many bytes (smaller when the write-back
+  // buffer is smaller than four of them), with this many uploads in flight.
+  size_t segment_bytes = 16ull << 20;
+  size_t upload_parallelism = 4;
+  // A segment no value points at any more is deleted this long after it
+  // died (a reader that looked up an extent just before may still read it).
+  std::chrono::milliseconds dead_segment_grace{30000};
+  // How often the collector looks for dead and mostly dead segments.
+  std::chrono::milliseconds collect_interval{10000};
 };
 
 // For tests and monitoring.
@@ -266,6 +277,13 @@ struct FsCounters {
   uint64_t writer_wait_ns = 0;    // writers waited for the write-back buffer to drain
   uint64_t used_bytes = 0;        // stored data bytes, flushed and not
   uint64_t used_inodes = 0;
+  uint64_t segment_puts = 0;        // segments uploaded
+  uint64_t segment_put_bytes = 0;   // their bytes
+  uint64_t segments = 0;            // segments registered now
+  uint64_t segment_bytes = 0;       // their total bytes
+  uint64_t segment_live_bytes = 0;  // bytes of them that committed values point at (at the last collection)
+  uint64_t segments_deleted = 0;
+  uint64_t segments_relocated = 0;  // mostly dead segments whose live extents were moved
 };
 
 class FileSystem {

@@ -1,5 +1,10 @@
 #include "fs/fsck.h"
 
+#include <map>
+
+#include "engine/data_objects.h"
+#include "fs/chunk_value.h"
+
 #include <sys/stat.h>
 
 #include <map>
@@ -35,6 +40,7 @@ class Checker {
  public:
   Checker(engine::Engine& engine, FsckProgress progress)
       : progress_(std::move(progress)),
+        engine_(engine),
         db_(engine.db()),
         meta_(engine.column_family(kMetaColumnFamily)),
         data_(engine.column_family(kDataColumnFamily)) {}
@@ -45,6 +51,7 @@ class Checker {
     }
     PAIL_RETURN_IF_ERROR(ScanMeta());
     PAIL_RETURN_IF_ERROR(ScanData());
+    PAIL_RETURN_IF_ERROR(CheckObjects());
     CheckInodes();
     if (hidden_problems_ > 0) {
       report_.problems.push_back(fmt::format("... and {} more problems", hidden_problems_));
@@ -238,6 +245,19 @@ class Checker {
           if (inodes_.count(ino)) Problem("inode {} exists but its data is queued for reclaim", ino);
           break;
         }
+        case kKindSegment: {
+          SegmentUsage u;
+          if (key.size() != 9 || !DecodeSegmentUsage(value, &u)) {
+            Problem("damaged segment usage record");
+            break;
+          }
+          if (u.total_bytes <= 0 || u.live_bytes < 0 || u.live_bytes > u.total_bytes) {
+            Problem("segment {:016x}: usage record says {} live of {} bytes", KeyIno(key),
+                    u.live_bytes, u.total_bytes);
+          }
+          segments_[KeyIno(key)] = SegmentFacts{u, 0};
+          break;
+        }
         case kKindStats: {
           StatsValue v;
           if (key.size() != 2 || !DecodeStats(value, &v)) {
@@ -283,7 +303,6 @@ class Checker {
     for (it->SeekToFirst(); it->Valid(); it->Next()) {
       Tick("data", ++keys_read);
       std::string_view key(it->key().data(), it->key().size());
-      size_t size = it->value().size();
       if (key.size() != 16) {
         Problem("data key of bad length {}", key.size());
         continue;
@@ -291,7 +310,27 @@ class Checker {
       Ino ino = ChunkKeyIno(key);
       uint64_t index = ChunkKeyIndex(key);
       report_.chunks++;
-      report_.data_bytes += size;
+      StoredChunk chunk;
+      if (!DecodeChunk(it->value().ToStringView(), &chunk)) {
+        Problem("inode {}: chunk {} has a value that does not decode", ino, index);
+        continue;
+      }
+      report_.data_bytes += chunk.plain_len();
+      if (chunk.is_extent) {
+        auto seg = segments_.find(chunk.extent.segment);
+        if (seg == segments_.end()) {
+          Problem("inode {}: chunk {} points into segment {:016x}, which has no record", ino, index,
+                  chunk.extent.segment);
+        } else if (chunk.extent.offset + uint64_t{chunk.extent.stored_len} >
+                   static_cast<uint64_t>(seg->second.usage.total_bytes)) {
+          Problem("inode {}: chunk {} points past the end of segment {:016x}", ino, index,
+                  chunk.extent.segment);
+        } else {
+          seg->second.live += chunk.extent.stored_len;
+        }
+      } else if (chunk.inline_bytes.empty() || chunk.inline_bytes.back() == 0) {
+        Problem("inode {}: chunk {} stored inline empty or zero-padded", ino, index);
+      }
       if (reclaim_.count(ino)) continue;  // freed by the background reclaimer
       auto c = inodes_.find(ino);
       if (c == inodes_.end() || !c->second.record.is_reg()) {
@@ -301,17 +340,42 @@ class Checker {
         }
         continue;
       }
-      if (size == 0 || size > kChunkSize || it->value()[size - 1] == 0) {
-        Problem("inode {}: chunk {} stored with {} bytes (empty, oversized or zero-padded)", ino,
-                index, size);
-      }
       if (index >= ChunkCount(c->second.record.size)) {
         Problem("inode {}: chunk {} lies past the end of the file (size {})", ino, index,
                 c->second.record.size);
       }
-      c->second.chunk_bytes += size;
+      c->second.chunk_bytes += chunk.plain_len();
+    }
+    for (const auto& [id, f] : segments_) {
+      if (f.live != f.usage.live_bytes) {
+        Problem("segment {:016x}: record says {} live bytes, chunk values point at {}", id,
+                f.usage.live_bytes, f.live);
+      }
+      report_.segments.push_back(
+          {id, static_cast<uint64_t>(f.usage.total_bytes), static_cast<uint64_t>(f.live)});
+      report_.segment_bytes += static_cast<uint64_t>(f.usage.total_bytes);
+      report_.segment_live_bytes += f.live;
     }
     if (!it->status().ok()) return engine::FromRocks(it->status());
+    return Status::OK();
+  }
+
+  // Every registered segment's object exists with the recorded size.
+  Status CheckObjects() {
+    PAIL_ASSIGN_OR_RETURN(auto objects, engine_.data_objects().List());
+    std::map<uint64_t, uint64_t> sizes(objects.begin(), objects.end());
+    for (const auto& [id, f] : segments_) {
+      auto o = sizes.find(id);
+      if (o == sizes.end()) {
+        Problem("segment {:016x} has a record but no object in the bucket", id);
+      } else if (o->second != static_cast<uint64_t>(f.usage.total_bytes)) {
+        Problem("segment {:016x}: record says {} bytes, the object holds {}", id,
+                f.usage.total_bytes, o->second);
+      }
+    }
+    for (const auto& [id, size] : sizes) {
+      if (!segments_.count(id)) report_.unregistered_objects++;
+    }
     return Status::OK();
   }
 
@@ -379,6 +443,7 @@ class Checker {
   }
 
   FsckProgress progress_;
+  engine::Engine& engine_;
   rocksdb::DB* db_;
   rocksdb::ColumnFamilyHandle* meta_;
   rocksdb::ColumnFamilyHandle* data_;
@@ -389,6 +454,11 @@ class Checker {
   std::unordered_map<Ino, std::vector<Ino>> child_dirs_;
   Ino max_ino_ = 0;
   StatsValue stats_;
+  struct SegmentFacts {
+    SegmentUsage usage;
+    int64_t live = 0;  // stored bytes chunk values point at
+  };
+  std::map<uint64_t, SegmentFacts> segments_;
 };
 
 }  // namespace

@@ -28,9 +28,20 @@ struct FsckReport {
   uint64_t files = 0;
   uint64_t entries = 0;
   uint64_t chunks = 0;
-  uint64_t data_bytes = 0;
+  uint64_t data_bytes = 0;  // plain bytes of the chunks
   uint64_t pending_reclaims = 0;  // deleted files whose data is not yet freed
   uint64_t orphans = 0;           // unlinked while open; reclaimed at next open
+  // Segments: every registered one with its total bytes and the bytes of
+  // it that chunk values point at (garbage is the difference).
+  struct Segment {
+    uint64_t id = 0;
+    uint64_t total_bytes = 0;
+    uint64_t live_bytes = 0;
+  };
+  std::vector<Segment> segments;
+  uint64_t segment_bytes = 0;
+  uint64_t segment_live_bytes = 0;
+  uint64_t unregistered_objects = 0;  // data objects no record names (collected later)
 
   bool clean() const { return problems.empty(); }
 };

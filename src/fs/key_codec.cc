@@ -68,6 +68,12 @@ std::string SystemKey(uint8_t subtype) {
 
 std::string KindPrefix(uint8_t kind) { return std::string(1, static_cast<char>(kind)); }
 
+std::string SegmentKey(uint64_t segment) {
+  std::string k(1, static_cast<char>(kKindSegment));
+  PutBigEndian64(&k, segment);
+  return k;
+}
+
 std::string ChunkKey(Ino ino, uint64_t index) {
   std::string k;
   k.reserve(16);

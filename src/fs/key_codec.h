@@ -3,8 +3,9 @@
 // Metadata lives in column family kMetaColumnFamily. Every key starts with a
 // one-byte kind followed by big-endian numbers, so a prefix scan returns a
 // directory's entries or a file's xattrs contiguously and in numeric order.
-// File data lives in kDataColumnFamily (values in blob files), keyed by
-// inode and chunk index, both big-endian, so one file's chunks are one range.
+// File data lives in kDataColumnFamily, keyed by inode and chunk index, both
+// big-endian, so one file's chunks are one range; a value holds the chunk
+// inline or points into a segment object (chunk_value.h).
 #pragma once
 
 #include <cstdint>
@@ -32,13 +33,15 @@ inline constexpr uint8_t kKindOrphan = 0x05;    // 05 | ino -> empty: unlinked w
 inline constexpr uint8_t kKindReclaim = 0x06;   // 06 | ino -> chunk count (u64 BE): data to free
 inline constexpr uint8_t kKindStats = 0x07;     // 07 | shard(u8) -> used bytes, inodes (u64 BE each)
 inline constexpr uint8_t kKindSystem = 0x08;    // 08 | subtype -> see below
+inline constexpr uint8_t kKindSegment = 0x09;   // 09 | segment id -> SegmentUsage (merged)
 
 // System subtypes.
 inline constexpr uint8_t kSystemNextInode = 0x01;  // u64 BE: inode numbers below are reserved
 inline constexpr uint8_t kSystemFormat = 0x02;     // u64 BE: kFormatVersion
 
 // 2: inode records carry a random generation (kInodeRecordVersion 2).
-inline constexpr uint64_t kFormatVersion = 2;
+// 3: chunk values are tagged, inline or an extent of a segment object.
+inline constexpr uint64_t kFormatVersion = 3;
 inline constexpr int kStatsShards = 16;
 
 // Cookies 1 and 2 are "." and ".."; real entries start here.
@@ -60,6 +63,7 @@ std::string StatsKey(int shard);
 std::string SystemKey(uint8_t subtype);
 std::string KindPrefix(uint8_t kind);
 std::string ChunkKey(Ino ino, uint64_t index);
+std::string SegmentKey(uint64_t segment);
 
 // The id that follows the kind byte; the caller checked the key's length.
 inline Ino KeyIno(std::string_view key) { return GetBigEndian64(key.data() + 1); }
