@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <cassert>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -149,6 +150,7 @@ void DiskCache::Unpin(Entry& e, uint64_t added) {
 }
 
 void DiskCache::Detach(Entry& e, bool unlink) {
+  assert(e.in_map && entries_.at(e.key).get() == &e);
   // The caller holds a reference to e, so erasing the map's does not free it.
   entries_.erase(e.key);
   lru_.erase(e.lru);
