@@ -93,8 +93,7 @@ Result<size_t> DataObjects::Read(uint64_t id, uint64_t size, uint64_t offset, si
 }
 
 Status DataObjects::Prefetch(uint64_t id, uint64_t size, uint64_t offset, size_t n) {
-  std::string scratch(n, '\0');
-  return cache_.Read(Key(id), size, offset, n, scratch.data()).status();
+  return cache_.Prefetch(Key(id), size, offset, n);
 }
 
 Status DataObjects::Delete(const std::vector<uint64_t>& ids) {

@@ -354,7 +354,7 @@ class Checker {
       report_.segments.push_back(
           {id, static_cast<uint64_t>(f.usage.total_bytes), static_cast<uint64_t>(f.live)});
       report_.segment_bytes += static_cast<uint64_t>(f.usage.total_bytes);
-      report_.segment_live_bytes += f.live;
+      report_.segment_live_bytes += static_cast<uint64_t>(f.live);
     }
     if (!it->status().ok()) return engine::FromRocks(it->status());
     return Status::OK();
