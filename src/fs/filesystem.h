@@ -401,7 +401,7 @@ class FileSystem {
   // ctime change. Returns the bytes copied: 0 at or past the source's end,
   // short when the source ends or after kMaxCopyBytes, or when a failure
   // comes after some bytes were copied. Not atomic, as on Linux: it is a
-  // sequence of reads and writes of at most a few MiB each. EBADF for an
+  // sequence of reads and writes of at most 1 MiB each. EBADF for an
   // input handle not open for reading or an output handle not open for
   // writing or open for appending; EISDIR / EINVAL for directories / other
   // non-regular files; EINVAL for overlapping ranges of one file; EOVERFLOW

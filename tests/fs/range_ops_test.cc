@@ -5,7 +5,7 @@
 #include "fs_test_util.h"
 
 namespace pail::fs {
-// For gtest's messages.
+// For gtest's messages; defined in sparse_test.cc.
 void PrintTo(const Extent& e, std::ostream* os);
 }  // namespace pail::fs
 
