@@ -291,7 +291,12 @@ void FileSystemImpl::DeleteInode(Txn& txn, Ino ino, const InodeRecord& r, bool h
   rocksdb::ReadOptions ro;
   ro.iterate_upper_bound = &upper_slice;
   std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, meta_));
-  for (it->Seek(prefix); it->Valid(); it->Next()) txn.batch.Delete(meta_, it->key());
+  bool had_xattrs = false;
+  for (it->Seek(prefix); it->Valid(); it->Next()) {
+    txn.batch.Delete(meta_, it->key());
+    had_xattrs = true;
+  }
+  if (had_xattrs) txn.batch.Delete(meta_, XattrTotalsKey(ino));
   if (chunk_limit > 0) {
     std::string count;
     PutBigEndian64(&count, chunk_limit);

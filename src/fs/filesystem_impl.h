@@ -7,8 +7,12 @@
 //   attr_ops.cc         getattr, setattr, truncate, access, statfs
 //   data_ops.cc         open, release, read, write, fsync
 //   sparse_ops.cc       hole punching and the data/hole map
+//   allocate_ops.cc     fallocate: allocate, keep size, punch hole, zero range
+//   seek_ops.cc         lseek SEEK_DATA / SEEK_HOLE over the data/hole map
+//   copy_ops.cc         copy_file_range inside the filesystem
+//   handle_lookup.cc    the open mode behind a handle, for the range calls
 //   readdir.cc          directory listing
-//   xattr_ops.cc        extended attributes
+//   xattr_ops.cc        extended attributes and their per-inode bounds
 //   maintenance.cc      background flushing and reclaim of deleted files
 #pragma once
 
@@ -128,6 +132,11 @@ class FileSystemImpl final : public FileSystem {
                            uint64_t length) override;
   FsResult<std::vector<Extent>> MapExtents(const Credentials& cred, Ino ino, uint64_t offset,
                                            uint64_t length, size_t max_extents) override;
+  FsResult<Attr> Fallocate(const Credentials& cred, Ino ino, int mode, uint64_t offset,
+                           uint64_t length, uint64_t handle) override;
+  FsResult<uint64_t> Seek(const Credentials& cred, Ino ino, uint64_t offset, SeekFor what,
+                          uint64_t handle) override;
+  FsResult<uint64_t> CopyFileRange(const Credentials& cred, const CopyRangeRequest& req) override;
   FsResult<ReadDirResult> ReadDir(const Credentials& cred, Ino dir, uint64_t cookie,
                                   size_t max_entries, bool with_attrs) override;
   FsResult<StatFsResult> StatFs(const Credentials& cred, Ino ino) override;
@@ -257,6 +266,30 @@ class FileSystemImpl final : public FileSystem {
   // Deletes stored chunks [first, end); returns the stored bytes freed.
   FsResult<int64_t> DeleteStoredChunks(Ino ino, uint64_t first, uint64_t end, Txn& txn);
 
+  // ---- range calls (allocate_ops.cc, seek_ops.cc, copy_ops.cc, handle_lookup.cc)
+  // The open(2) flags of `handle`, which must be open on `ino`; EBADF
+  // otherwise.
+  FsResult<int> HandleFlags(uint64_t handle, Ino ino) EXCLUDES(handles_mu_);
+  // Bytes of [offset, end) that are holes (past the end of the file all of
+  // it), counted until they exceed `enough`.
+  FsResult<uint64_t> HoleBytes(Ino ino, uint64_t offset, uint64_t end, uint64_t enough);
+  // Sets the size to at least `size` (when `grow`), clears set-id bits for
+  // a non-root caller and stamps ctime (and mtime when `touch_mtime` or the
+  // size changed), in one batch: the metadata side of fallocate and
+  // copy_file_range.
+  FsResult<Attr> FinishRangeChange(const Credentials& cred, Ino ino, bool grow, uint64_t size,
+                                   bool touch_mtime);
+  // Copies bytes [in_offset, in_offset + length) of `req.in` to the same
+  // place relative to req.out_offset in `req.out`, in bounded pieces, each
+  // a Read and a Write; returns the bytes copied (short when the source
+  // shrank meanwhile, or after a failure once something was copied).
+  FsResult<uint64_t> CopyData(const Credentials& cred, const CopyRangeRequest& req,
+                              uint64_t in_offset, uint64_t length);
+  // Makes [offset, offset + length) of `ino` read as zeros, punching (as
+  // `cred`) only where it holds data, so a fresh destination needs no batch.
+  FsStatus ClearRange(const Credentials& cred, Ino ino, uint64_t offset, uint64_t length);
+
+
   // ---- maintenance (maintenance.cc)
   void MaintenanceLoop() EXCLUDES(maint_mu_);
   // Frees the data of up to `max_files` deleted files found by scanning the
@@ -274,6 +307,10 @@ class FileSystemImpl final : public FileSystem {
   // ---- xattrs (xattr_ops.cc)
   int XattrAccess(const Credentials& cred, const InodeRecord& r, std::string_view name,
                   bool write);
+  // The inode's xattr totals (zeros when it has no attributes).
+  FsResult<XattrTotals> LoadXattrTotals(Ino ino);
+  // Stores the totals in the batch (deletes the key when they are zero).
+  void PutXattrTotals(Txn& txn, Ino ino, const XattrTotals& totals);
 
   engine::Engine& engine_;
   rocksdb::DB* db_ = nullptr;

@@ -217,6 +217,18 @@ class Checker {
           if (!inodes_.count(ino)) {
             Problem("xattr '{}' left for missing inode {}", Printable(key.substr(9)), ino);
           }
+          XattrTotals& found = xattrs_found_[ino];
+          found.name_bytes += key.size() - 9 + 1;
+          found.value_bytes += value.size();
+          break;
+        }
+        case kKindXattrTotals: {
+          XattrTotals recorded;
+          if (key.size() != 9 || !DecodeXattrTotals(value, &recorded)) {
+            Problem("damaged xattr totals record");
+            break;
+          }
+          xattrs_recorded_[KeyIno(key)] = recorded;
           break;
         }
         case kKindOrphan: {
@@ -275,7 +287,11 @@ class Checker {
           }
           if (static_cast<uint8_t>(key[1]) == kSystemFormat) {
             have_format = true;
-            if (GetBigEndian64(value.data()) != kFormatVersion) Problem("unknown format version");
+            format_ = GetBigEndian64(value.data());
+            if (format_ != kFormatVersion) {
+              Problem("format version {}; this pailfs checks only format {}", format_,
+                      kFormatVersion);
+            }
           } else if (static_cast<uint8_t>(key[1]) == kSystemNextInode) {
             next_ino = GetBigEndian64(value.data());
           } else {
@@ -434,11 +450,30 @@ class Checker {
         used += r.used;
       }
     }
+    if (format_ >= 3) CheckXattrTotals();
     if (stats_.used_bytes != used) {
       Problem("stats count {} used bytes but files hold {}", stats_.used_bytes, used);
     }
     if (stats_.inodes != report_.inodes) {
       Problem("stats count {} inodes but {} exist", stats_.inodes, report_.inodes);
+    }
+  }
+
+  // Every inode with xattrs has totals that add them up, and no other has.
+  void CheckXattrTotals() {
+    for (const auto& [ino, found] : xattrs_found_) {
+      auto rec = xattrs_recorded_.find(ino);
+      if (rec == xattrs_recorded_.end()) {
+        Problem("inode {}: has xattrs but no xattr totals", ino);
+      } else if (!(rec->second == found)) {
+        Problem(
+            "inode {}: xattr totals record {} name and {} value bytes, the xattrs hold {} and {}",
+            ino, rec->second.name_bytes, rec->second.value_bytes, found.name_bytes,
+            found.value_bytes);
+      }
+    }
+    for (const auto& [ino, rec] : xattrs_recorded_) {
+      if (!xattrs_found_.count(ino)) Problem("xattr totals for inode {} which has no xattrs", ino);
     }
   }
 
@@ -459,6 +494,9 @@ class Checker {
     int64_t live = 0;  // stored bytes chunk values point at
   };
   std::map<uint64_t, SegmentFacts> segments_;
+  uint64_t format_ = 0;
+  std::unordered_map<Ino, XattrTotals> xattrs_found_;     // summed from the xattr keys
+  std::unordered_map<Ino, XattrTotals> xattrs_recorded_;  // the totals keys
 };
 
 }  // namespace

@@ -7,7 +7,7 @@
 // directory counters (entries, subdirectories, next cookie) match their
 // contents, each file's stored data matches its size and used bytes, and no
 // data or xattr is left for an inode that no longer exists (unless its
-// reclaim is pending).
+// reclaim is pending), and each inode's xattr totals add up its xattrs.
 #pragma once
 
 #include <cstdint>
@@ -23,6 +23,7 @@ namespace pail::fs {
 
 struct FsckReport {
   std::vector<std::string> problems;  // empty when the filesystem is clean
+  std::vector<std::string> notes;     // worth saying, not problems
   uint64_t inodes = 0;
   uint64_t directories = 0;
   uint64_t files = 0;

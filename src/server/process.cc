@@ -212,6 +212,7 @@ Status RunFsck(const Config& config, fs::FsckProgress progress) {
               (unsigned long long)(report->segment_bytes -
                                    std::min(report->segment_bytes, report->segment_live_bytes)),
               (unsigned long long)report->unregistered_objects);
+  for (const auto& note : report->notes) std::printf("note: %s\n", note.c_str());
   for (const auto& problem : report->problems) std::printf("problem: %s\n", problem.c_str());
   size_t problems = report->problems.size() + after.problems.size();
   if (problems != 0) return Status::Corruption(std::to_string(problems) + " problem(s) found");
