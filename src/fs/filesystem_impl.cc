@@ -122,6 +122,11 @@ Status FileSystemImpl::Init() {
   upload_pool_ = std::make_unique<ThreadPool>(std::max<size_t>(1, options_.upload_parallelism), 0);
   prefetch_pool_ = std::make_unique<ThreadPool>(4, 4);
   PAIL_RETURN_IF_ERROR(ReclaimOrphansAtStart());
+  // Objects a crash or a fenced writer left unnamed: one listing at open.
+  if (!engine_.fenced()) {
+    FsStatus swept = SweepOrphanSegments();
+    if (!swept.ok()) spdlog::warn("fs: looking for unnamed data objects failed (errno {})", swept.error());
+  }
   uploader_ = std::thread([this] { UploadLoop(); });
   maintenance_ = std::thread([this] { MaintenanceLoop(); });
   return Status::OK();
@@ -146,6 +151,8 @@ Status FileSystemImpl::Close() {
   }
   upload_cv_.SignalAll();
   if (uploader_.joinable()) uploader_.join();
+  // Read-ahead in flight must not outlive the engine it reads through.
+  if (prefetch_pool_) prefetch_pool_->WaitIdle();
   FsStatus flushed = FlushAll();
   if (!flushed.ok()) {
     if (flushed.error() == EROFS) return Status::Fenced("flushing write-back buffer on close");

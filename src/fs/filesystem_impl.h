@@ -377,8 +377,9 @@ class FileSystemImpl final : public FileSystem {
   // Dead segments whose records are gone, deleted once the time passes.
   std::vector<std::pair<uint64_t, std::chrono::steady_clock::time_point>> dying_
       GUARDED_BY(segments_mu_);
-  bool swept_orphans_ = false;  // maintenance thread only
-  std::chrono::steady_clock::time_point next_orphan_sweep_{};  // maintenance thread only
+  // The orphan sweep (Init, then the maintenance thread only).
+  std::chrono::steady_clock::time_point next_orphan_sweep_{};
+  uint64_t puts_at_last_sweep_ = 0;
   std::chrono::steady_clock::time_point next_collect_{};  // maintenance thread only
   const DataCompression compression_;
   std::atomic<uint64_t> chunk_version_{0};

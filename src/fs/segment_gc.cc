@@ -30,7 +30,8 @@ constexpr double kRewriteLiveFraction = 0.5;
 // Live bytes moved per round, so a round stays short.
 constexpr int64_t kRelocateBytesPerRound = 256ll << 20;
 // The listing that finds objects no record names (a crash between upload
-// and registration, or a fenced writer's last uploads) runs this often.
+// and registration, or a fenced writer's last uploads) runs at open and
+// then at most this often.
 constexpr std::chrono::hours kOrphanSweepInterval{1};
 constexpr uint64_t kFooterProbeBytes = 64 * 1024;
 }  // namespace
@@ -130,12 +131,12 @@ FsStatus FileSystemImpl::CollectSegments() {
     for (uint64_t id : expired) segments_.erase(id);
   }
 
+  // Again later only if this writer uploaded meanwhile: an idle server
+  // sends no request.
   const auto now = std::chrono::steady_clock::now();
-  if (!swept_orphans_ || now >= next_orphan_sweep_) {
+  if (now >= next_orphan_sweep_ && segment_puts_.load() != puts_at_last_sweep_) {
     FsStatus s = SweepOrphanSegments();
     if (!s.ok()) return s;
-    swept_orphans_ = true;
-    next_orphan_sweep_ = now + kOrphanSweepInterval;
   }
   return {};
 }
@@ -237,6 +238,8 @@ FsStatus FileSystemImpl::SweepOrphanSegments() {
   engine::DataObjects& objects = engine_.data_objects();
   Result<std::vector<std::pair<uint64_t, uint64_t>>> listed = objects.List();
   if (!listed.ok()) return EngineError(listed.status());
+  next_orphan_sweep_ = std::chrono::steady_clock::now() + kOrphanSweepInterval;
+  puts_at_last_sweep_ = segment_puts_.load();
   std::vector<uint64_t> orphans;
   {
     MutexLock g(&segments_mu_);

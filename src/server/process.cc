@@ -28,8 +28,11 @@ namespace {
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
+// `background_work` false: no compaction (fsck must check the files it
+// listed, not have them compacted away and collected under it).
 Result<std::unique_ptr<engine::Engine>> OpenEngine(const Config& config, const Bucket& bucket,
-                                                   RequestLedger* ledger = nullptr) {
+                                                   RequestLedger* ledger = nullptr,
+                                                   bool background_work = true) {
   engine::EngineOptions options;
   options.store = bucket.encrypted;
   options.cache_dir = config.cache.dir;
@@ -38,6 +41,7 @@ Result<std::unique_ptr<engine::Engine>> OpenEngine(const Config& config, const B
   options.compression = config.filesystem.compression;
   options.flush_interval = std::chrono::milliseconds(config.filesystem.flush_interval_ms);
   options.column_families = fs::FileSystem::ColumnFamilies();
+  options.background_work = background_work;
   if (ledger) ledger->Attach(options);
   return engine::Engine::Open(std::move(options));
 }
@@ -180,7 +184,7 @@ Status RunFsck(const Config& config, fs::FsckProgress progress) {
     return Status::Corruption(std::to_string(before.problems.size()) +
                               " problem(s) found in the bucket; not opening it");
   }
-  PAIL_ASSIGN_OR_RETURN(auto engine, OpenEngine(config, bucket));
+  PAIL_ASSIGN_OR_RETURN(auto engine, OpenEngine(config, bucket, nullptr, /*background_work=*/false));
   auto report = fs::Fsck(*engine, std::move(progress));
   std::set<std::string> live;
   std::vector<std::string> files;

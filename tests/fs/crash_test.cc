@@ -12,6 +12,7 @@
 
 #include "fs_test_util.h"
 #include "objstore/local_store.h"
+#include "util/failpoint.h"
 
 namespace pail::fs::testing {
 namespace {
@@ -44,6 +45,11 @@ FsOptions CrashFsOptions() {
   FsOptions o;
   o.write_back_file_bytes = 256 * 1024;
   o.write_back_interval = std::chrono::milliseconds(50);
+  // Small segments, collected at once: uploads, relocations and deletions
+  // all happen within the child's short life.
+  o.segment_bytes = 256 * 1024;
+  o.dead_segment_grace = std::chrono::milliseconds(0);
+  o.collect_interval = std::chrono::milliseconds(100);
   return o;
 }
 
@@ -165,10 +171,24 @@ TEST(CrashChild, Churn) {
   Churn(bucket, getenv(kCacheVar), static_cast<uint32_t>(std::stoul(getenv(kSeedVar))));
 }
 
+// How a round's child dies: SIGKILL after a while, or _exit at a named step
+// of the data path (PAIL_FAILPOINTS, util/failpoint.h).
+struct Death {
+  const char* failpoint;  // nullptr: SIGKILL
+};
+constexpr Death kDeaths[] = {
+    {nullptr},
+    {"data/before_upload=exit@4"},          // while a segment is being uploaded
+    {"data/after_upload=exit@3"},           // between upload and the values naming it
+    {nullptr},
+    {"data/delete=exit@2"},                 // while the collector deletes segments
+};
+
 TEST(CrashTest, KilledWriterLeavesConsistentFilesystem) {
   std::string bucket = TempPath("bucket");
   std::filesystem::create_directories(bucket);
-  for (uint32_t round = 0; round < 3; ++round) {
+  for (uint32_t round = 0; round < std::size(kDeaths); ++round) {
+    const Death& death = kDeaths[round];
     std::string cache = TempPath("cache");
     std::cout.flush();
     // The child is a fresh exec of this binary: forking a process that ran
@@ -180,14 +200,33 @@ TEST(CrashTest, KilledWriterLeavesConsistentFilesystem) {
       setenv(kBucketVar, bucket.c_str(), 1);
       setenv(kCacheVar, cache.c_str(), 1);
       setenv(kSeedVar, seed.c_str(), 1);
+      if (death.failpoint != nullptr) setenv("PAIL_FAILPOINTS", death.failpoint, 1);
       execl("/proc/self/exe", "fs_test", "--gtest_filter=CrashChild.Churn", nullptr);
       _exit(5);
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(1200 + 300 * round));
-    kill(child, SIGKILL);
     int status = 0;
-    waitpid(child, &status, 0);
-    ASSERT_TRUE(WIFSIGNALED(status)) << "child exited early with " << WEXITSTATUS(status);
+    if (death.failpoint == nullptr) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1200 + 300 * round));
+      kill(child, SIGKILL);
+      waitpid(child, &status, 0);
+      ASSERT_TRUE(WIFSIGNALED(status)) << "child exited early with " << WEXITSTATUS(status);
+    } else {
+      // The failpoint ends it; a child that never reaches it is killed
+      // (the round still checks consistency) and reported.
+      bool exited = false;
+      for (int waited = 0; waited < 300 && !exited; ++waited) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        exited = waitpid(child, &status, WNOHANG) == child;
+      }
+      if (!exited) {
+        kill(child, SIGKILL);
+        waitpid(child, &status, 0);
+        ADD_FAILURE() << "failpoint " << death.failpoint << " never fired";
+      } else {
+        ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == kFailpointExitCode)
+            << death.failpoint << ": child ended with status " << status;
+      }
+    }
     std::error_code ec;
     std::filesystem::remove_all(cache, ec);
 
@@ -204,7 +243,8 @@ TEST(CrashTest, KilledWriterLeavesConsistentFilesystem) {
     for (const auto& p : report->problems) ADD_FAILURE() << "fsck after crash: " << p;
     // The child got far enough to leave real work behind.
     EXPECT_GT(report->inodes, 1u);
-    std::cout << "round " << round << ": " << report->inodes << " inodes, " << report->entries
+    std::cout << "round " << round << " (" << (death.failpoint ? death.failpoint : "SIGKILL")
+              << "): " << report->inodes << " inodes, " << report->entries
               << " entries, " << report->chunks << " chunks, " << report->orphans
               << " orphans, " << report->pending_reclaims << " pending reclaims" << std::endl;
     {
@@ -212,6 +252,9 @@ TEST(CrashTest, KilledWriterLeavesConsistentFilesystem) {
       ASSERT_TRUE(fs.ok()) << fs.status().ToString();
       auto listing = (*fs)->ReadDir(Root(), kRootIno, 0, 0, true);
       EXPECT_TRUE(listing.ok());
+      // Long enough for the collector's first round, which deletes the
+      // objects the crash left unnamed.
+      std::this_thread::sleep_for(std::chrono::milliseconds(600));
       ASSERT_TRUE((*fs)->Close().ok());
     }
     // Opening reclaimed the crash's orphans; wait for nothing: fsck accepts
@@ -220,6 +263,7 @@ TEST(CrashTest, KilledWriterLeavesConsistentFilesystem) {
     ASSERT_TRUE(after.ok());
     EXPECT_TRUE(after->clean());
     EXPECT_EQ(after->orphans, 0u);
+    EXPECT_EQ(after->unregistered_objects, 0u) << "data objects the crash left were not collected";
     for (const auto& p : after->problems) ADD_FAILURE() << "fsck after reopen: " << p;
     ASSERT_TRUE((*engine)->Close().ok());
     std::filesystem::remove_all(fresh, ec);
