@@ -127,15 +127,16 @@ class BucketFileSystem : public rocksdb::FileSystemWrapper {
   // A closed, uploaded file: its local copy now belongs to the DiskCache.
   void FinishWrite(const std::string& name);
   DiskCache& cache() { return *cache_; }
+  // Lists fence/: Fenced when an epoch newer than ours exists. Fences below
+  // the newest are collected, so this lists rather than HEADs fence/<e+1>.
+  // Every deletion (of database files and of data objects) calls it first.
+  Status CheckStillWriter();
   rocksdb::IOStatus ToIOStatus(const Status& s);
 
  private:
   BucketFileSystem(const BucketFsOptions& options, std::string db_path);
   Status Recover();
   Status ClaimEpoch();
-  // Lists fence/: Fenced when an epoch newer than ours exists. Fences below
-  // the newest are collected, so this lists rather than HEADs fence/<e+1>.
-  Status CheckStillWriter();
   // The epochs the files of this writer's state live in (current_object.h).
   std::set<uint64_t> Lineage();
   Status SealOlderEpochs(const std::vector<ObjectMeta>& listing,

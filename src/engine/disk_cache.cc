@@ -1,26 +1,42 @@
 #include "engine/disk_cache.h"
 
 #include <fcntl.h>
-#include <linux/falloc.h>
 #include <unistd.h>
 
+#include <cassert>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <utility>
+
+#include "crypto/encrypted_store.h"
 
 namespace pail::engine {
 
-DiskCache::DiskCache(std::shared_ptr<ObjectStore> store, std::string dir, uint64_t budget_bytes)
-    : store_(std::move(store)), dir_(std::move(dir)), budget_(budget_bytes) {
+static_assert(kCacheExtentBytes == crypto::kPagePlainBytes,
+              "a cache extent is one encryption page: a miss then fetches whole pages");
+
+DiskCache::DiskCache(std::shared_ptr<ObjectStore> store, std::string dir, uint64_t budget_bytes,
+                     size_t max_open_files)
+    : store_(std::move(store)), dir_(std::move(dir)), budget_(budget_bytes),
+      max_open_files_(max_open_files) {
   std::error_code ec;
   std::filesystem::remove_all(dir_, ec);
   std::filesystem::create_directories(dir_, ec);
 }
 
 DiskCache::~DiskCache() {
-  for (auto& [key, e] : entries_) {
-    if (e->fd >= 0) ::close(e->fd);
+  // Every Pin is gone by now, so every open file is in open_lru_.
+  MutexLock lock(&mu_);
+  for (auto& e : open_lru_) {
+    MutexLock el(&e->mu);
+    ::close(e->fd);
+    e->fd = -1;
   }
+}
+
+DiskCache::Pin::~Pin() {
+  if (entry_) cache_->Unpin(*entry_, added_);
 }
 
 std::string DiskCache::PathFor(const std::string& key) const {
@@ -37,167 +53,276 @@ uint64_t DiskCache::ExtentLength(const Entry& e, uint64_t extent) {
 }
 
 void DiskCache::AddComplete(const std::string& key, uint64_t size) {
-  int fd = ::open(PathFor(key).c_str(), O_RDWR | O_CLOEXEC);
-  if (fd < 0) return;  // not cached; reads will fetch
-  auto e = std::make_shared<Entry>(key, size, fd, /*complete=*/true);
-  std::shared_ptr<Entry> old;
-  {
-    MutexLock lock(&mu_);
-    auto it = entries_.find(key);
-    if (it != entries_.end()) {
-      old = it->second;
-      lru_.erase(old->lru);
-      entries_.erase(it);
-    }
-    lru_.push_front(key);
-    e->lru = lru_.begin();
-    entries_[key] = e;
-    total_ += size;
-  }
-  // A reader of the old entry may still be using its file: wait for it.
-  if (old) Forget(*old);
-  EvictOverBudget();
-}
-
-std::shared_ptr<DiskCache::Entry> DiskCache::GetEntry(const std::string& key, uint64_t size) {
+  auto entry = std::make_shared<Entry>(key, size, kPresent);
+  Entry& e = *entry;
   MutexLock lock(&mu_);
   auto it = entries_.find(key);
   if (it != entries_.end()) {
-    lru_.splice(lru_.begin(), lru_, it->second->lru);
-    return it->second;
+    std::shared_ptr<Entry> old = it->second;
+    MutexLock ol(&old->mu);
+    Detach(*old, /*unlink=*/false);  // the file at PathFor(key) is the new one
   }
-  auto e = std::make_shared<Entry>(
-      key, size, ::open(PathFor(key).c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600),
-      /*complete=*/false);
-  lru_.push_front(key);
-  e->lru = lru_.begin();
-  entries_[key] = e;
-  return e;
+  {
+    MutexLock el(&e.mu);
+    entries_[key] = entry;
+    lru_.push_front(entry);
+    e.lru = lru_.begin();
+    if (!OpenFile(e, 0).ok()) {
+      Detach(e, /*unlink=*/false);  // not cached; reads will fetch
+      return;
+    }
+    e.present_bytes = size;
+    total_ += size;
+  }
+  EvictOverBudget();
+  CloseIdleFiles();
 }
 
-Status DiskCache::Fill(Entry& e, uint64_t first, uint64_t last) {
+Status DiskCache::OpenFile(Entry& e, int flags) {
+  if (e.fd >= 0) return Status::OK();
+  std::string path = PathFor(e.key);
+  e.fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC | flags, 0600);
+  if (e.fd < 0) return Status::IOError("cache file " + path + ": " + std::strerror(errno));
+  ++open_fds_;
+  open_lru_.push_front(*e.lru);  // e is in lru_ already
+  e.open_lru = open_lru_.begin();
+  return Status::OK();
+}
+
+Result<DiskCache::Pin> DiskCache::Acquire(const std::string& key, uint64_t size) {
+  MutexLock lock(&mu_);
+  std::shared_ptr<Entry> entry;
+  auto it = entries_.find(key);
+  if (it != entries_.end()) {
+    entry = it->second;
+    Entry& e = *entry;
+    MutexLock el(&e.mu);
+    if (!OpenFile(e, 0).ok()) {
+      // Its file is gone or no descriptor is left: start over with a new file.
+      Detach(e, /*unlink=*/false);
+      entry = nullptr;
+    }
+  }
+  if (entry == nullptr) {
+    entry = std::make_shared<Entry>(key, size, kAbsent);
+    Entry& e = *entry;
+    MutexLock el(&e.mu);
+    entries_[key] = entry;
+    lru_.push_front(entry);
+    e.lru = lru_.begin();
+    Status s = OpenFile(e, O_CREAT | O_TRUNC);
+    if (!s.ok()) {
+      Detach(e, /*unlink=*/false);
+      return s;
+    }
+  }
+  Entry& e = *entry;
+  int fd;
+  {
+    MutexLock el(&e.mu);
+    lru_.splice(lru_.begin(), lru_, e.lru);
+    open_lru_.splice(open_lru_.begin(), open_lru_, e.open_lru);
+    ++e.pins;
+    fd = e.fd;
+  }
+  CloseIdleFiles();  // never e's: it is pinned
+  return Pin(this, std::move(entry), fd);
+}
+
+void DiskCache::Unpin(Entry& e, uint64_t added) {
+  MutexLock lock(&mu_);
+  {
+    MutexLock el(&e.mu);
+    --e.pins;
+    if (e.in_map) {
+      e.present_bytes += added;
+      total_ += added;
+      // A failed or empty read leaves nothing behind.
+      if (e.pins == 0 && e.present_bytes == 0) Detach(e, /*unlink=*/true);
+    } else if (e.pins == 0 && e.fd >= 0) {
+      ::close(e.fd);  // the last holder of a detached entry
+      e.fd = -1;
+      --open_fds_;
+    }
+  }
+  EvictOverBudget();
+  CloseIdleFiles();
+}
+
+void DiskCache::Detach(Entry& e, bool unlink) {
+  assert(e.in_map && entries_.at(e.key).get() == &e);
+  // The caller holds a reference to e, so erasing the map's does not free it.
+  entries_.erase(e.key);
+  lru_.erase(e.lru);
+  if (e.fd >= 0) {
+    open_lru_.erase(e.open_lru);
+    if (e.pins == 0) {
+      ::close(e.fd);
+      e.fd = -1;
+      --open_fds_;
+    }
+  }
+  total_ -= e.present_bytes;
+  e.present_bytes = 0;
+  e.in_map = false;
+  if (unlink) ::unlink(PathFor(e.key).c_str());
+}
+
+void DiskCache::EvictOverBudget() {
+  // Walk from the least recently used end; `next` stays valid when the
+  // entry before it is detached.
+  auto next = lru_.end();
+  while (total_ > budget_ && next != lru_.begin()) {
+    std::shared_ptr<Entry> victim = *std::prev(next);
+    MutexLock el(&victim->mu);
+    if (victim->pins > 0) {
+      --next;  // in use: see the invariant in disk_cache.h
+      continue;
+    }
+    Detach(*victim, /*unlink=*/true);
+  }
+}
+
+void DiskCache::CloseIdleFiles() {
+  auto next = open_lru_.end();
+  while (open_fds_ > max_open_files_ && next != open_lru_.begin()) {
+    std::shared_ptr<Entry> e = *std::prev(next);
+    MutexLock el(&e->mu);
+    if (e->pins > 0) {
+      --next;
+      continue;
+    }
+    open_lru_.erase(e->open_lru);
+    ::close(e->fd);
+    e->fd = -1;
+    --open_fds_;
+  }
+}
+
+Status DiskCache::Fetch(const Pin& pin, uint64_t first, uint64_t last) {
+  const Entry& e = pin.entry();
   uint64_t offset = first * kCacheExtentBytes;
   uint64_t length = std::min(e.size, (last + 1) * kCacheExtentBytes) - offset;
   PAIL_ASSIGN_OR_RETURN(std::string data, store_->GetRange(e.key, offset, length));
   if (data.size() != length) {
     return Status::Corruption("object " + e.key + " is shorter than its listed size");
   }
-  if (e.fd >= 0) {
-    size_t done = 0;
-    while (done < data.size()) {
-      ssize_t n = ::pwrite(e.fd, data.data() + done, data.size() - done, offset + done);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) return Status::IOError("cache write " + PathFor(e.key) + ": " + std::strerror(errno));
-      done += static_cast<size_t>(n);
+  size_t done = 0;
+  while (done < data.size()) {
+    ssize_t n = ::pwrite(pin.fd(), data.data() + done, data.size() - done, offset + done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return Status::IOError("cache write " + PathFor(e.key) + ": " + std::strerror(errno));
+    done += static_cast<size_t>(n);
+  }
+  return Status::OK();
+}
+
+Status DiskCache::Ensure(Pin& pin, uint64_t first, uint64_t last, bool wait, int* requests) {
+  Entry& e = pin.entry();
+  e.mu.Lock();
+  for (;;) {
+    // Claim every absent run at once, so others wait for it instead of
+    // fetching it again.
+    std::vector<std::pair<uint64_t, uint64_t>> runs;
+    bool all_present = true;
+    for (uint64_t x = first; x <= last; ++x) {
+      if (e.extents[x] == kPresent) continue;
+      all_present = false;
+      if (e.extents[x] == kFetching) continue;  // someone else's
+      if (!runs.empty() && runs.back().second + 1 == x) {
+        runs.back().second = x;
+      } else {
+        runs.emplace_back(x, x);
+      }
+      e.extents[x] = kFetching;
+    }
+    if (all_present) break;
+    if (runs.empty()) {
+      if (!wait) break;
+      e.fetched.Wait();
+      continue;  // an extent whose fetch failed is absent again: claim it
+    }
+    // Every claimed extent ends present or absent, so no waiter hangs.
+    Status s;
+    for (auto [run_first, run_last] : runs) {
+      if (s.ok()) {
+        e.mu.Unlock();
+        s = Fetch(pin, run_first, run_last);
+        e.mu.Lock();
+        ++*requests;
+      }
+      for (uint64_t x = run_first; x <= run_last; ++x) {
+        e.extents[x] = s.ok() ? kPresent : kAbsent;
+        if (s.ok()) pin.Add(ExtentLength(e, x));
+      }
+      e.fetched.SignalAll();
+    }
+    if (!s.ok()) {
+      e.mu.Unlock();
+      return s;
     }
   }
-  uint64_t added = 0;
-  for (uint64_t x = first; x <= last; ++x) {
-    if (!e.present[x]) {
-      e.present[x] = true;
-      added += ExtentLength(e, x);
-    }
-  }
-  e.present_bytes += added;
-  MutexLock lock(&mu_);
-  total_ += added;
+  e.mu.Unlock();
   return Status::OK();
 }
 
 Result<size_t> DiskCache::Read(const std::string& key, uint64_t size, uint64_t offset, size_t n,
                                char* out) {
   if (offset >= size || n == 0) return size_t{0};
-  n = static_cast<size_t>(std::min<uint64_t>(n, size - offset));
-  auto e = GetEntry(key, size);
-  {
-    MutexLock lock(&e->mu);
-    if (e->fd < 0) return Status::IOError("cannot create cache file " + PathFor(key));
-    uint64_t first = offset / kCacheExtentBytes, last = (offset + n - 1) / kCacheExtentBytes;
-    bool hit = true;
-    for (uint64_t x = first; x <= last && hit; ++x) hit = e->present[x];
-    (hit ? hits_ : misses_).fetch_add(1, std::memory_order_relaxed);
-    // One ranged GET per contiguous run of missing extents.
-    for (uint64_t x = first; x <= last;) {
-      if (e->present[x]) {
-        ++x;
-        continue;
-      }
-      uint64_t run_end = x;
-      while (run_end + 1 <= last && !e->present[run_end + 1]) ++run_end;
-      PAIL_RETURN_IF_ERROR(Fill(*e, x, run_end));
-      x = run_end + 1;
-    }
-    size_t done = 0;
-    while (done < n) {
-      ssize_t r = ::pread(e->fd, out + done, n - done, offset + done);
-      if (r < 0 && errno == EINTR) continue;
-      if (r <= 0) return Status::IOError("cache read " + PathFor(key) + ": " + std::strerror(errno));
-      done += static_cast<size_t>(r);
-    }
+  PAIL_ASSIGN_OR_RETURN(Pin pin, Acquire(key, size));
+  // The entry keeps the size it was first read with; bounds follow it.
+  const uint64_t object_size = pin.entry().size;
+  if (offset >= object_size) return size_t{0};
+  n = static_cast<size_t>(std::min<uint64_t>(n, object_size - offset));
+  int requests = 0;
+  Status s = Ensure(pin, offset / kCacheExtentBytes, (offset + n - 1) / kCacheExtentBytes,
+                    /*wait=*/true, &requests);
+  (requests == 0 ? hits_ : misses_).fetch_add(1, std::memory_order_relaxed);
+  PAIL_RETURN_IF_ERROR(s);
+  // The pin keeps these extents and this descriptor until we are done.
+  size_t done = 0;
+  while (done < n) {
+    ssize_t r = ::pread(pin.fd(), out + done, n - done, offset + done);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) return Status::IOError("cache read " + PathFor(key) + ": " + std::strerror(errno));
+    done += static_cast<size_t>(r);
   }
-  EvictOverBudget();
   return n;
 }
 
+Status DiskCache::Prefetch(const std::string& key, uint64_t size, uint64_t offset, size_t n) {
+  if (offset >= size || n == 0) return Status::OK();
+  PAIL_ASSIGN_OR_RETURN(Pin pin, Acquire(key, size));
+  const uint64_t object_size = pin.entry().size;
+  if (offset >= object_size) return Status::OK();
+  n = static_cast<size_t>(std::min<uint64_t>(n, object_size - offset));
+  int requests = 0;
+  Status s = Ensure(pin, offset / kCacheExtentBytes, (offset + n - 1) / kCacheExtentBytes,
+                    /*wait=*/false, &requests);
+  prefetch_requests_.fetch_add(requests, std::memory_order_relaxed);
+  return s;
+}
+
 void DiskCache::Remove(const std::string& key) {
-  std::shared_ptr<Entry> e;
-  {
-    MutexLock lock(&mu_);
-    auto it = entries_.find(key);
-    if (it != entries_.end()) {
-      e = it->second;
-      lru_.erase(e->lru);
-      entries_.erase(it);
-    }
-  }
-  if (e) Forget(*e);
-  ::unlink(PathFor(key).c_str());
-}
-
-void DiskCache::Forget(Entry& e) {
-  MutexLock lock(&e.mu);
-  {
-    MutexLock g(&mu_);
-    total_ -= e.present_bytes;
-  }
-  e.present_bytes = 0;
-  e.present.assign(e.present.size(), false);
-  if (e.fd >= 0) ::close(e.fd);
-  e.fd = -1;
-}
-
-void DiskCache::EvictOverBudget() {
-  // Each entry is tried at most once per call, so a busy one cannot spin us.
-  for (size_t tries = entries_size();; --tries) {
-    std::shared_ptr<Entry> victim;
-    {
-      MutexLock lock(&mu_);
-      if (total_ <= budget_ || lru_.empty() || tries == 0) return;
-      victim = entries_[lru_.back()];
-      lru_.splice(lru_.begin(), lru_, victim->lru);  // a busy victim is not retried at once
-    }
-    if (!victim->mu.TryLock()) continue;
-    if (victim->present_bytes != 0) {
-      // Punching the hole keeps the file and any open reader's view valid.
-      ::fallocate(victim->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0,
-                  static_cast<off_t>(victim->size));
-      victim->present.assign(victim->present.size(), false);
-      MutexLock lock(&mu_);
-      total_ -= victim->present_bytes;
-      victim->present_bytes = 0;
-    }
-    victim->mu.Unlock();
-  }
-}
-
-size_t DiskCache::entries_size() const {
   MutexLock lock(&mu_);
-  return entries_.size();
+  auto it = entries_.find(key);
+  if (it != entries_.end()) {
+    std::shared_ptr<Entry> e = it->second;
+    MutexLock el(&e->mu);
+    Detach(*e, /*unlink=*/false);
+  }
+  // Under mu_, so it cannot delete the file of a new entry for the key.
+  ::unlink(PathFor(key).c_str());
 }
 
 uint64_t DiskCache::cached_bytes() const {
   MutexLock lock(&mu_);
   return total_;
+}
+
+size_t DiskCache::open_files() const {
+  MutexLock lock(&mu_);
+  return open_fds_;
 }
 
 }  // namespace pail::engine

@@ -10,6 +10,7 @@
 #include <spdlog/spdlog.h>
 
 #include "engine/bucket_fs.h"
+#include "engine/data_objects.h"
 
 namespace pail::engine {
 
@@ -75,6 +76,8 @@ class EngineImpl : public Engine {
     PAIL_ASSIGN_OR_RETURN(Compression compression, ParseCompression(options_.compression));
     PAIL_ASSIGN_OR_RETURN(fs_, BucketFileSystem::Open(BucketFsOptions{
                                    options_.store, options_.cache_dir, options_.disk_cache_bytes}));
+    data_objects_ = std::make_unique<DataObjects>(options_.store, fs_->cache(), fs_->epoch(),
+                                                  [fs = fs_.get()] { return fs->CheckStillWriter(); });
     env_ = rocksdb::NewCompositeEnv(fs_);
     if (options_.clock) env_ = std::make_unique<ClockedEnv>(std::move(env_), options_.clock);
 
@@ -113,7 +116,8 @@ class EngineImpl : public Engine {
     table.pin_l0_filter_and_index_blocks_in_cache = true;
     table.filter_policy.reset(rocksdb::NewBloomFilterPolicy(10));
 
-    auto cf_options = [&](bool large_values) {
+    auto cf_options = [&](const ColumnFamilySpec& spec) {
+      const bool large_values = spec.large_values;
       rocksdb::ColumnFamilyOptions cf;
       cf.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));
       cf.compression = compression.type;
@@ -121,6 +125,7 @@ class EngineImpl : public Engine {
       cf.bottommost_compression = compression.type;
       cf.write_buffer_size = 64 << 20;
       cf.disable_auto_compactions = !options_.background_work;
+      cf.merge_operator = spec.merge_operator;
       if (large_values) {
         cf.enable_blob_files = true;
         cf.min_blob_size = 1024;
@@ -132,9 +137,9 @@ class EngineImpl : public Engine {
       return cf;
     };
     std::vector<rocksdb::ColumnFamilyDescriptor> descriptors{
-        {rocksdb::kDefaultColumnFamilyName, cf_options(false)}};
+        {rocksdb::kDefaultColumnFamilyName, cf_options(ColumnFamilySpec{})}};
     for (const auto& spec : options_.column_families) {
-      descriptors.push_back({spec.name, cf_options(spec.large_values)});
+      descriptors.push_back({spec.name, cf_options(spec)});
     }
     std::vector<rocksdb::ColumnFamilyHandle*> handles;
     rocksdb::DB* db = nullptr;
@@ -162,6 +167,7 @@ class EngineImpl : public Engine {
   }
 
   rocksdb::DB* db() override { return db_.get(); }
+  DataObjects& data_objects() override { return *data_objects_; }
 
   rocksdb::ColumnFamilyHandle* column_family(const std::string& name) override {
     auto it = handles_.find(name);
@@ -389,6 +395,7 @@ class EngineImpl : public Engine {
 
   EngineOptions options_;
   std::shared_ptr<BucketFileSystem> fs_;
+  std::unique_ptr<DataObjects> data_objects_;
   std::unique_ptr<rocksdb::Env> env_;
   std::unique_ptr<rocksdb::DB> db_;
   std::map<std::string, rocksdb::ColumnFamilyHandle*> handles_;

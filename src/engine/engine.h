@@ -19,6 +19,7 @@
 #include <vector>
 
 #include <rocksdb/db.h>
+#include <rocksdb/merge_operator.h>
 #include <rocksdb/system_clock.h>
 #include <rocksdb/write_batch.h>
 
@@ -32,7 +33,11 @@ struct ColumnFamilySpec {
   // Values mostly large (file data chunks): kept in blob files, out of the
   // path of compaction.
   bool large_values = false;
+  // Optional (for counters updated by merge operands).
+  std::shared_ptr<rocksdb::MergeOperator> merge_operator;
 };
+
+class DataObjects;
 
 struct EngineOptions {
   // The bucket, already wrapped for encryption, retries and counting.
@@ -93,6 +98,9 @@ class Engine {
   virtual rocksdb::DB* db() = 0;
   // nullptr for an unknown name.
   virtual rocksdb::ColumnFamilyHandle* column_family(const std::string& name) = 0;
+
+  // The bucket's file-data objects (data_objects.h).
+  virtual DataObjects& data_objects() = 0;
 
   virtual Status Write(rocksdb::WriteBatch* batch) = 0;
   virtual Status Sync() = 0;

@@ -54,50 +54,19 @@ FsStatus FileSystemImpl::TruncateLocked(const Credentials& cred, Ino ino, InodeR
   if (!stored.ok()) return stored.status();
   r = *stored;
   if (size < r.size) {
-    uint64_t keep = ChunkCount(size);
-    uint64_t old_count = ChunkCount(r.size);
+    const uint64_t old_count = ChunkCount(r.size);
+    // The chunk holding the new end keeps its head; its tail must read as
+    // zeros if the file grows again.
+    const uint64_t in_chunk = size % kChunkSize;
     int64_t freed = 0;
-    if (size == 0) {
-      freed = static_cast<int64_t>(r.used);
-    } else {
-      rocksdb::ReadOptions ro;
-      std::string upper = ChunkKey(ino, old_count);
-      rocksdb::Slice upper_slice(upper);
-      ro.iterate_upper_bound = &upper_slice;
-      std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, data_));
-      for (it->Seek(ChunkKey(ino, keep)); it->Valid(); it->Next()) {
-        freed += static_cast<int64_t>(it->value().size());
-      }
-      if (!it->status().ok()) return EngineError(it->status());
-      // The chunk holding the new end keeps its head; its tail must read as
-      // zeros if the file grows again.
-      uint64_t in_chunk = size % kChunkSize;
-      if (in_chunk != 0) {
-        uint64_t index = size / kChunkSize;
-        std::string chunk;
-        rocksdb::Status rs = db_->Get(rocksdb::ReadOptions(), data_, ChunkKey(ino, index), &chunk);
-        if (!rs.ok() && !rs.IsNotFound()) return EngineError(rs);
-        if (rs.ok() && chunk.size() > in_chunk) {
-          size_t len = in_chunk;
-          while (len > 0 && chunk[len - 1] == 0) --len;
-          freed += static_cast<int64_t>(chunk.size() - len);
-          if (len == 0) {
-            txn.batch.Delete(data_, ChunkKey(ino, index));
-            chunk_deletes_++;
-          } else {
-            txn.batch.Put(data_, ChunkKey(ino, index), rocksdb::Slice(chunk.data(), len));
-            chunk_puts_++;
-          }
-        }
-      }
+    if (in_chunk != 0) {
+      FsResult<int64_t> f = ZeroStoredChunk(ino, size / kChunkSize, in_chunk, kChunkSize, txn);
+      if (!f.ok()) return f.status();
+      freed += *f;
     }
-    if (old_count > keep) {
-      if (old_count - keep > kPointDeleteChunkLimit) {
-        txn.batch.DeleteRange(data_, ChunkKey(ino, keep), ChunkKey(ino, old_count));
-      } else {
-        for (uint64_t i = keep; i < old_count; ++i) txn.batch.Delete(data_, ChunkKey(ino, i));
-      }
-    }
+    FsResult<int64_t> f = DeleteStoredChunks(ino, ChunkCount(size), old_count, txn);
+    if (!f.ok()) return f.status();
+    freed += *f;
     r.used -= static_cast<uint64_t>(std::min<int64_t>(freed, static_cast<int64_t>(r.used)));
     txn.used_bytes_delta -= freed;
   }

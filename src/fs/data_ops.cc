@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include <spdlog/spdlog.h>
+
 #include "fs/filesystem_impl.h"
 #include "fs/permissions.h"
 
@@ -91,7 +93,8 @@ FsStatus FileSystemImpl::Release(uint64_t handle) {
 }
 
 FsResult<ReadResult> FileSystemImpl::ReadLocked(Ino ino, const InodeRecord& r, uint64_t offset,
-                                                uint32_t length) {
+                                                uint32_t length,
+                                                std::vector<ExtentRead>* extents) {
   ReadResult result;
   if (offset >= r.size || length == 0) {
     result.eof = offset >= r.size;
@@ -126,23 +129,45 @@ FsResult<ReadResult> FileSystemImpl::ReadLocked(Ino ino, const InodeRecord& r, u
     uint64_t chunk_start = index * kChunkSize;
     uint64_t from = std::max(offset, chunk_start);
     uint64_t to = std::min(end, chunk_start + kChunkSize);
+    uint64_t in_chunk = from - chunk_start;
+    char* dst = result.data.data() + (from - offset);
     std::string_view source;
+    std::optional<ChunkExtent> extent;
     if (next_wanted < wanted.size() && wanted[next_wanted] == index) {
       const rocksdb::Status& st = statuses[next_wanted];
       if (st.ok()) {
-        source = std::string_view(values[next_wanted].data(), values[next_wanted].size());
+        StoredChunk c;
+        if (!DecodeChunk(values[next_wanted].ToStringView(), &c)) {
+          spdlog::error("fs: chunk {} of inode {} has a damaged value", index, ino);
+          return FsError{EIO};
+        }
+        if (c.is_extent) {
+          extent = c.extent;
+        } else {
+          source = c.inline_bytes;
+        }
       } else if (!st.IsNotFound()) {
         return EngineError(st);
       }
       next_wanted++;
     } else if (f != nullptr) {
       auto it = f->chunks.find(index);
-      if (it != f->chunks.end()) source = it->second.data;
+      if (it != f->chunks.end()) {
+        if (it->second.uploaded) {
+          extent = it->second.extent;
+        } else {
+          source = it->second.data;
+        }
+      }
     }
-    uint64_t in_chunk = from - chunk_start;
-    if (source.size() > in_chunk) {
+    if (extent) {
+      if (extent->plain_len > in_chunk) {
+        uint64_t have = std::min<uint64_t>(to - from, extent->plain_len - in_chunk);
+        extents->push_back(ExtentRead{*extent, in_chunk, have, from - offset});
+      }
+    } else if (source.size() > in_chunk) {
       uint64_t have = std::min<uint64_t>(to - from, source.size() - in_chunk);
-      std::memcpy(result.data.data() + (from - offset), source.data() + in_chunk, have);
+      std::memcpy(dst, source.data() + in_chunk, have);
     }
   }
   result.eof = end >= r.size;
@@ -157,29 +182,42 @@ FsResult<ReadResult> FileSystemImpl::Read(const Credentials& cred, Ino ino, uint
     if (it == handles_.end() || it->second.ino != ino) return FsError{EBADF};
     if ((it->second.flags & O_ACCMODE) == O_WRONLY) return FsError{EBADF};
   }
-  InodeLocks lock(locks_, {ino});
-  FsResult<InodeRecord> r = LoadInode(ino);
-  if (!r.ok()) return r.status();
-  if (r->is_dir()) return FsError{EISDIR};
-  if (!r->is_reg()) return FsError{EINVAL};
-  if (handle == 0 && cred.uid != r->uid && !MayAccess(cred, *r, kMayRead)) {
-    return FsError{EACCES};
-  }
-  FsResult<ReadResult> result = ReadLocked(ino, *r, offset, std::min(length, kMaxReadBytes));
-  if (!result.ok()) return result;
-  struct timespec now = NowTimespec();
-  if (AtimeNeedsUpdate(*r, now)) {
-    if (DirtyFile* f = FindDirty(ino)) {
-      f->inode.atime = now;
-    } else {
-      Txn txn;
-      InodeRecord rec = *r;
-      rec.atime = now;
-      PutInode(txn, ino, rec);
-      // A failed atime update must not fail the read.
-      (void)Commit(txn);
+  std::vector<ExtentRead> extents;
+  uint64_t size = 0;
+  FsResult<ReadResult> result = FsError{EIO};
+  {
+    InodeLocks lock(locks_, {ino});
+    FsResult<InodeRecord> r = LoadInode(ino);
+    if (!r.ok()) return r.status();
+    if (r->is_dir()) return FsError{EISDIR};
+    if (!r->is_reg()) return FsError{EINVAL};
+    if (handle == 0 && cred.uid != r->uid && !MayAccess(cred, *r, kMayRead)) {
+      return FsError{EACCES};
+    }
+    size = r->size;
+    result = ReadLocked(ino, *r, offset, std::min(length, kMaxReadBytes), &extents);
+    if (!result.ok()) return result;
+    struct timespec now = NowTimespec();
+    if (AtimeNeedsUpdate(*r, now)) {
+      if (DirtyFile* f = FindDirty(ino)) {
+        f->inode.atime = now;
+      } else {
+        Txn txn;
+        InodeRecord rec = *r;
+        rec.atime = now;
+        PutInode(txn, ino, rec);
+        // A failed atime update must not fail the read.
+        (void)Commit(txn);
+      }
     }
   }
+  // Segment reads run without the inode lock, so readers of one file (and
+  // its writers) do not wait for each other's requests.
+  if (!extents.empty()) {
+    FsStatus s = ReadExtents(extents, result->data.data());
+    if (!s.ok()) return s;
+  }
+  if (!result->data.empty()) ReadAhead(ino, offset, offset + result->data.size(), size);
   return result;
 }
 
@@ -236,6 +274,7 @@ FsResult<WriteResult> FileSystemImpl::WritePiece(const Credentials& cred, Ino in
     ~Release() { fs->ReleaseMemory(bytes); }
   } release{this, bound};
   WriteResult result;
+  bool upload = false;
   {
     InodeLocks lock(locks_, {ino});
     FsResult<InodeRecord> r = LoadInode(ino);
@@ -251,19 +290,7 @@ FsResult<WriteResult> FileSystemImpl::WritePiece(const Credentials& cred, Ino in
       result.attr = ToAttr(ino, *r);
       return result;
     }
-    // Flush what the file already buffers when this piece would take it past
-    // its share, before copying: a write reported as failed must leave
-    // nothing behind that a later flush could store.
     DirtyFile* existing = FindDirty(ino);
-    if (existing != nullptr &&
-        existing->memory + static_cast<size_t>(bound) > options_.write_back_file_bytes) {
-      FsStatus s = FlushFile(ino);
-      if (!s.ok()) return s;
-      existing = FindDirty(ino);
-      FsResult<InodeRecord> flushed = LoadInode(ino);
-      if (!flushed.ok()) return flushed.status();
-      r = std::move(flushed);
-    }
     DirtyFile& f = existing != nullptr ? *existing : GetOrCreateDirty(ino, *r);
     uint64_t end = offset + data.size();
     uint64_t first = offset / kChunkSize;
@@ -276,12 +303,18 @@ FsResult<WriteResult> FileSystemImpl::WritePiece(const Credentials& cred, Ino in
     copy_ends.reserve(last - first + 1);
     int64_t growth = 0;
     for (uint64_t index = first; index <= last; ++index) {
-      FsResult<DirtyChunk*> c = EnsureChunk(ino, f, index);
-      if (!c.ok()) return c.status();
-      chunks.push_back(*c);
       uint64_t chunk_start = index * kChunkSize;
       uint64_t from = std::max(offset, chunk_start);
       uint64_t to = std::min(end, chunk_start + kChunkSize);
+      // A chunk overwritten whole needs none of its old bytes: no read.
+      const bool whole = from == chunk_start && to == chunk_start + kChunkSize;
+      FsResult<DirtyChunk*> c = EnsureChunk(ino, f, index, /*need_bytes=*/!whole);
+      if (!c.ok()) return c.status();
+      if ((*c)->uploaded) {  // whole: the uploaded bytes are replaced
+        AddPending((*c)->extent.segment, -1);
+        (*c)->uploaded = false;
+      }
+      chunks.push_back(*c);
       // Past the chunk's current bytes everything already reads as zero:
       // trailing zeros of the write need neither memory nor space.
       uint64_t have_end = chunk_start + (*c)->data.size();
@@ -303,6 +336,9 @@ FsResult<WriteResult> FileSystemImpl::WritePiece(const Credentials& cred, Ino in
     }
     for (uint64_t index = first; index <= last; ++index) {
       DirtyChunk& c = *chunks[index - first];
+      // Any upload of the chunk's old bytes is stale now.
+      c.version = NextChunkVersion();
+      c.uploading = false;
       uint64_t chunk_start = index * kChunkSize;
       uint64_t from = std::max(offset, chunk_start);
       uint64_t to = copy_ends[index - first];
@@ -321,11 +357,19 @@ FsResult<WriteResult> FileSystemImpl::WritePiece(const Credentials& cred, Ino in
     if (!cred.is_root()) f.inode.mode &= ~PrivilegeBitsToClear(f.inode);
     result.written = static_cast<uint32_t>(data.size());
     result.attr = ToAttr(ino, f.inode);
+    upload = f.memory >= options_.write_back_file_bytes;
+  }
+  // A file's share of the buffer is full: its full chunks go to a segment
+  // in the background once a segment's worth waits.
+  if (upload || dirty_memory_.load() >= static_cast<int64_t>(options_.segment_bytes)) {
+    RequestUpload(/*all=*/false);
   }
   return result;
 }
 
 FsStatus FileSystemImpl::Fsync(const Credentials& cred, Ino ino) {
+  FsStatus settled = SettleUploads(ino, /*upload_first=*/true);
+  if (!settled.ok()) return settled;
   FsStatus s = FlushFileLocking(ino);
   if (!s.ok()) return s;
   Status synced = engine_.Sync();

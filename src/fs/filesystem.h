@@ -56,6 +56,12 @@ inline constexpr uint64_t kMaxFileSize = (1ull << 63) - 1;
 inline constexpr uint32_t kMaxLinks = 65000;
 inline constexpr size_t kXattrNameMax = 255;
 inline constexpr size_t kXattrValueMax = 65536;
+// Bounds on one inode's extended attributes together. The names, each with
+// its NUL, fill at most what listxattr(2) can return on Linux
+// (XATTR_LIST_MAX); the values, summed, at most 1 MiB. Past either bound
+// SetXattr gives ENOSPC (a single value over kXattrValueMax gives E2BIG).
+inline constexpr size_t kXattrNamesMax = 65536;
+inline constexpr size_t kXattrValuesMax = 1u << 20;
 inline constexpr uint32_t kBlockSize = 4096;    // st_blksize and statfs bsize
 
 // NFSv3 NOT_SYNC: SetAttr's guard ctime did not match. Not an errno;
@@ -240,9 +246,35 @@ struct StatFsResult {
   uint32_t name_max = kNameMax;
 };
 
+// Fallocate modes, as in <linux/falloc.h>. The accepted combinations are 0
+// (allocate), kFallocKeepSize, kFallocPunchHole | kFallocKeepSize,
+// kFallocZeroRange and kFallocZeroRange | kFallocKeepSize.
+inline constexpr int kFallocKeepSize = 0x01;   // FALLOC_FL_KEEP_SIZE
+inline constexpr int kFallocPunchHole = 0x02;  // FALLOC_FL_PUNCH_HOLE
+inline constexpr int kFallocZeroRange = 0x10;  // FALLOC_FL_ZERO_RANGE
+
+// What lseek(2) SEEK_DATA and SEEK_HOLE look for.
+enum class SeekFor { kData, kHole };
+
+// copy_file_range(2): `length` bytes from `in` at `in_offset` to `out` at
+// `out_offset`. A handle of 0 means access is checked against the caller's
+// credentials instead of an open file's mode (as for Read/Write).
+struct CopyRangeRequest {
+  Ino in = 0;
+  uint64_t in_offset = 0;
+  uint64_t in_handle = 0;
+  Ino out = 0;
+  uint64_t out_offset = 0;
+  uint64_t out_handle = 0;
+  uint64_t length = 0;
+};
+
 // SetXattr flags, as in <sys/xattr.h>.
 inline constexpr int kXattrCreate = 1;   // XATTR_CREATE: EEXIST if present
 inline constexpr int kXattrReplace = 2;  // XATTR_REPLACE: ENODATA if absent
+
+// CopyFileRange copies at most this many bytes per call.
+inline constexpr uint64_t kMaxCopyBytes = 1ull << 30;
 
 struct FsOptions {
   // Quota on stored file data; writes past it fail with ENOSPC. 0 means no
@@ -254,6 +286,17 @@ struct FsOptions {
   size_t write_back_file_bytes = 4ull << 20;
   // Unflushed data is written to the engine at least this often.
   std::chrono::milliseconds write_back_interval{1000};
+  // File data compression: "zstd-N", "lz4" or "none".
+  std::string compression = "zstd-3";
+  // Segments are cut at about this many bytes (smaller when the write-back
+  // buffer is smaller than four of them), with this many uploads in flight.
+  size_t segment_bytes = 16ull << 20;
+  size_t upload_parallelism = 4;
+  // A segment no value points at any more is deleted this long after it
+  // died (a reader that looked up an extent just before may still read it).
+  std::chrono::milliseconds dead_segment_grace{30000};
+  // How often the collector looks for dead and mostly dead segments.
+  std::chrono::milliseconds collect_interval{10000};
 };
 
 // For tests and monitoring.
@@ -266,6 +309,13 @@ struct FsCounters {
   uint64_t writer_wait_ns = 0;    // writers waited for the write-back buffer to drain
   uint64_t used_bytes = 0;        // stored data bytes, flushed and not
   uint64_t used_inodes = 0;
+  uint64_t segment_puts = 0;        // segments uploaded
+  uint64_t segment_put_bytes = 0;   // their bytes
+  uint64_t segments = 0;            // segments registered now
+  uint64_t segment_bytes = 0;       // their total bytes
+  uint64_t segment_live_bytes = 0;  // bytes of them that committed values point at (at the last collection)
+  uint64_t segments_deleted = 0;
+  uint64_t segments_relocated = 0;  // mostly dead segments whose live extents were moved
 };
 
 class FileSystem {
@@ -343,6 +393,39 @@ class FileSystem {
   virtual FsResult<std::vector<Extent>> MapExtents(const Credentials& cred, Ino ino,
                                                    uint64_t offset, uint64_t length,
                                                    size_t max_extents) = 0;
+  // fallocate(2) on a regular file, Linux's rules and errors: mode 0 makes
+  // sure the quota has room for the range's holes and extends the size to
+  // offset + length; kFallocKeepSize only checks the room; punching a hole
+  // (only with kFallocKeepSize, else EOPNOTSUPP) is PunchHole; a zero range
+  // reads as zeros afterwards, its storage freed, and extends the size unless
+  // kFallocKeepSize. Space is checked, not held: the bucket has no blocks to
+  // set aside, so a later write into the range can still meet a full quota.
+  // EINVAL for length 0, EFBIG past kMaxFileSize, ENOSPC past the quota,
+  // EOPNOTSUPP for other modes, EISDIR, ESPIPE (fifo), ENODEV (other types).
+  // A handle must be open for writing (else EBADF); without one, write
+  // access is checked (the owner always passes).
+  virtual FsResult<Attr> Fallocate(const Credentials& cred, Ino ino, int mode, uint64_t offset,
+                                   uint64_t length, uint64_t handle = 0) = 0;
+  // lseek(2) SEEK_DATA / SEEK_HOLE: the first offset at or after `offset`
+  // in data (or in a hole). The end of the file counts as a hole; ENXIO
+  // when `offset` is at or past the end, or no data follows it. Holes are
+  // found at the storage granularity (see MapExtents). A handle may have any
+  // access mode; without one, read access is checked (the owner passes).
+  virtual FsResult<uint64_t> Seek(const Credentials& cred, Ino ino, uint64_t offset, SeekFor what,
+                                  uint64_t handle = 0) = 0;
+  // copy_file_range(2) within this filesystem, copied here rather than
+  // through the caller: holes of the source stay holes in the destination,
+  // the destination's size grows as a write would make it and its mtime and
+  // ctime change. Returns the bytes copied: 0 at or past the source's end,
+  // short when the source ends or after kMaxCopyBytes, or when a failure
+  // comes after some bytes were copied. Not atomic, as on Linux: it is a
+  // sequence of reads and writes of at most 1 MiB each. EBADF for an
+  // input handle not open for reading or an output handle not open for
+  // writing or open for appending; EISDIR / EINVAL for directories / other
+  // non-regular files; EINVAL for overlapping ranges of one file; EOVERFLOW
+  // when an offset plus the length wraps; EFBIG at or past kMaxFileSize.
+  virtual FsResult<uint64_t> CopyFileRange(const Credentials& cred,
+                                           const CopyRangeRequest& req) = 0;
   // Makes the file's data and metadata durable (write-back flush + engine
   // Sync). Works on any inode, directories included.
   virtual FsStatus Fsync(const Credentials& cred, Ino ino) = 0;
@@ -357,6 +440,9 @@ class FileSystem {
 
   // Names carry their namespace: "user.", "trusted." or "security.". The
   // caller handles size probing (size 0) and ERANGE for small buffers.
+  // SetXattr gives E2BIG for a value over kXattrValueMax and ENOSPC when the
+  // inode's names or values together would pass kXattrNamesMax or
+  // kXattrValuesMax.
   virtual FsResult<std::string> GetXattr(const Credentials& cred, Ino ino,
                                          std::string_view name) = 0;
   virtual FsStatus SetXattr(const Credentials& cred, Ino ino, std::string_view name,

@@ -25,7 +25,7 @@ FsError EngineError(const rocksdb::Status& s) {
 }
 
 std::vector<engine::ColumnFamilySpec> FileSystem::ColumnFamilies() {
-  return {{kMetaColumnFamily, false}, {kDataColumnFamily, true}};
+  return {{kMetaColumnFamily, false, SegmentUsageMerge()}, {kDataColumnFamily, false, nullptr}};
 }
 
 Result<std::unique_ptr<FileSystem>> FileSystem::Open(engine::Engine& engine, FsOptions options) {
@@ -35,7 +35,7 @@ Result<std::unique_ptr<FileSystem>> FileSystem::Open(engine::Engine& engine, FsO
 }
 
 FileSystemImpl::FileSystemImpl(engine::Engine& engine, FsOptions options)
-    : engine_(engine), options_(options) {}
+    : engine_(engine), options_(options), compression_(ParseDataCompression(options.compression)) {}
 
 FileSystemImpl::~FileSystemImpl() {
   Status s = Close();
@@ -86,8 +86,9 @@ Status FileSystemImpl::Init() {
     if (version < kFormatVersion) {
       return Status::InvalidArgument(
           "this bucket holds filesystem format " + std::to_string(version) +
-          ", written by an older pailfs without per-inode generations; this pailfs reads only "
-          "format " + std::to_string(kFormatVersion) +
+          ", written by an older pailfs (format 1: no per-inode generations; format 2: file data "
+          "in RocksDB blob files, before segment objects); this pailfs reads only format " +
+          std::to_string(kFormatVersion) +
           ". Copy the files into a new bucket with the older pailfs serving the old one");
     }
     if (version != kFormatVersion) {
@@ -117,7 +118,11 @@ Status FileSystemImpl::Init() {
       stored_inodes_ += stats_[i].inodes;
     }
   }
+  PAIL_RETURN_IF_ERROR(LoadSegments());
+  upload_pool_ = std::make_unique<ThreadPool>(std::max<size_t>(1, options_.upload_parallelism), 0);
+  prefetch_pool_ = std::make_unique<ThreadPool>(4, 4);
   PAIL_RETURN_IF_ERROR(ReclaimOrphansAtStart());
+  uploader_ = std::thread([this] { UploadLoop(); });
   maintenance_ = std::thread([this] { MaintenanceLoop(); });
   return Status::OK();
 }
@@ -135,6 +140,12 @@ Status FileSystemImpl::Close() {
     memory_cv_.SignalAll();
   }
   if (maintenance_.joinable()) maintenance_.join();
+  {
+    MutexLock g(&upload_mu_);
+    upload_stopping_ = true;
+  }
+  upload_cv_.SignalAll();
+  if (uploader_.joinable()) uploader_.join();
   FsStatus flushed = FlushAll();
   if (!flushed.ok()) {
     if (flushed.error() == EROFS) return Status::Fenced("flushing write-back buffer on close");
@@ -164,6 +175,19 @@ FsCounters FileSystemImpl::counters() const {
   c.write_back_bytes = static_cast<uint64_t>(std::max<int64_t>(0, dirty_memory_.load()));
   c.used_bytes = static_cast<uint64_t>(std::max<int64_t>(0, stored_used_.load() + dirty_used_.load()));
   c.used_inodes = static_cast<uint64_t>(std::max<int64_t>(0, stored_inodes_.load()));
+  c.segment_puts = segment_puts_.load();
+  c.segment_put_bytes = segment_put_bytes_.load();
+  c.segments_deleted = segments_deleted_.load();
+  c.segments_relocated = segments_relocated_.load();
+  c.segment_live_bytes = static_cast<uint64_t>(std::max<int64_t>(0, segment_live_bytes_.load()));
+  {
+    MutexLock g(&segments_mu_);
+    for (const auto& [id, st] : segments_) {
+      if (st.size == 0) continue;
+      c.segments++;
+      c.segment_bytes += st.size;
+    }
+  }
   return c;
 }
 
@@ -267,7 +291,12 @@ void FileSystemImpl::DeleteInode(Txn& txn, Ino ino, const InodeRecord& r, bool h
   rocksdb::ReadOptions ro;
   ro.iterate_upper_bound = &upper_slice;
   std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, meta_));
-  for (it->Seek(prefix); it->Valid(); it->Next()) txn.batch.Delete(meta_, it->key());
+  bool had_xattrs = false;
+  for (it->Seek(prefix); it->Valid(); it->Next()) {
+    txn.batch.Delete(meta_, it->key());
+    had_xattrs = true;
+  }
+  if (had_xattrs) txn.batch.Delete(meta_, XattrTotalsKey(ino));
   if (chunk_limit > 0) {
     std::string count;
     PutBigEndian64(&count, chunk_limit);
@@ -280,6 +309,13 @@ void FileSystemImpl::DeleteInode(Txn& txn, Ino ino, const InodeRecord& r, bool h
 
 FsStatus FileSystemImpl::Commit(Txn& txn) {
   if (txn.batch.Count() == 0 && txn.carried.empty() && txn.discarded.empty()) return {};
+  if (!txn.carried.empty()) {
+    FsStatus encoded = EncodeCarried(txn);
+    if (!encoded.ok()) return encoded;
+  }
+  for (const auto& [segment, delta] : txn.segment_live) {
+    if (delta != 0) txn.batch.Merge(meta_, SegmentKey(segment), EncodeSegmentUsage({0, delta}));
+  }
   Status s;
   if (txn.used_bytes_delta != 0 || txn.inodes_delta != 0) {
     // Shards hold absolute values; holding the shard across the write keeps

@@ -7,8 +7,12 @@
 //   attr_ops.cc         getattr, setattr, truncate, access, statfs
 //   data_ops.cc         open, release, read, write, fsync
 //   sparse_ops.cc       hole punching and the data/hole map
+//   allocate_ops.cc     fallocate: allocate, keep size, punch hole, zero range
+//   seek_ops.cc         lseek SEEK_DATA / SEEK_HOLE over the data/hole map
+//   copy_ops.cc         copy_file_range inside the filesystem
+//   handle_lookup.cc    the open mode behind a handle, for the range calls
 //   readdir.cc          directory listing
-//   xattr_ops.cc        extended attributes
+//   xattr_ops.cc        extended attributes and their per-inode bounds
 //   maintenance.cc      background flushing and reclaim of deleted files
 #pragma once
 
@@ -22,19 +26,32 @@
 
 #include <rocksdb/write_batch.h>
 
+#include "fs/chunk_value.h"
 #include "fs/filesystem.h"
 #include "fs/inode_record.h"
+#include "fs/segment_format.h"
 #include "fs/key_codec.h"
 #include "fs/lock_table.h"
 #include "util/mutex.h"
+#include "util/thread_pool.h"
 
 namespace pail::fs {
 
-// One chunk of unflushed data: the chunk's bytes from its start (shorter
-// means zeros follow) and how many bytes the engine holds for it now.
+// One chunk of unflushed data. Either its bytes are in memory (`data`, the
+// chunk's bytes from its start; shorter means zeros follow), or they were
+// uploaded to a segment that no committed value points at yet (`uploaded`,
+// `extent`), which frees the memory long before the commit.
 struct DirtyChunk {
   std::string data;
+  bool uploaded = false;
+  ChunkExtent extent;       // when uploaded
+  uint64_t version = 0;     // unique over all chunks; a write changes it
+  bool uploading = false;   // this version is on its way to a segment
+  // What the engine holds for the chunk, freed when this one commits: its
+  // plain bytes and, when it is an extent, the extent.
   uint64_t stored_len = 0;
+  std::optional<ChunkExtent> stored_extent;
+  uint64_t length() const { return uploaded ? extent.plain_len : data.size(); }
 };
 
 // A regular file with unflushed writes. While it exists, `inode` is the
@@ -57,6 +74,18 @@ struct Txn {
   std::vector<Ino> discarded;    // dirty files deleted by this batch
   // Deleted files whose chunks this batch queues for reclaim: (ino, chunks).
   std::vector<std::pair<Ino, uint64_t>> reclaims;
+  // Live bytes each segment gains or loses with this batch.
+  std::map<uint64_t, int64_t> segment_live;
+};
+
+// A piece of a read that lives in a segment: filled after the inode lock is
+// released (segments are immutable, and a dead one is deleted only after a
+// grace period, so the extent stays readable meanwhile).
+struct ExtentRead {
+  ChunkExtent extent;
+  uint64_t from = 0;    // first byte wanted, relative to the chunk
+  uint64_t length = 0;  // bytes wanted
+  uint64_t dst = 0;     // where they go, relative to the buffer ReadExtents is given
 };
 
 struct OpenHandle {
@@ -103,6 +132,11 @@ class FileSystemImpl final : public FileSystem {
                            uint64_t length) override;
   FsResult<std::vector<Extent>> MapExtents(const Credentials& cred, Ino ino, uint64_t offset,
                                            uint64_t length, size_t max_extents) override;
+  FsResult<Attr> Fallocate(const Credentials& cred, Ino ino, int mode, uint64_t offset,
+                           uint64_t length, uint64_t handle) override;
+  FsResult<uint64_t> Seek(const Credentials& cred, Ino ino, uint64_t offset, SeekFor what,
+                          uint64_t handle) override;
+  FsResult<uint64_t> CopyFileRange(const Credentials& cred, const CopyRangeRequest& req) override;
   FsResult<ReadDirResult> ReadDir(const Credentials& cred, Ino dir, uint64_t cookie,
                                   size_t max_entries, bool with_attrs) override;
   FsResult<StatFsResult> StatFs(const Credentials& cred, Ino ino) override;
@@ -151,13 +185,26 @@ class FileSystemImpl final : public FileSystem {
   // ---- write-back (write_back.cc); callers hold the file's inode lock.
   DirtyFile* FindDirty(Ino ino) EXCLUDES(dirty_mu_);
   DirtyFile& GetOrCreateDirty(Ino ino, const InodeRecord& stored) EXCLUDES(dirty_mu_);
-  // Makes sure chunk `index` is in the buffer, loaded from the engine.
-  FsResult<DirtyChunk*> EnsureChunk(Ino ino, DirtyFile& f, uint64_t index);
-  // Puts the file's dirty chunks in the batch and sets r.used exactly.
+  // Makes sure chunk `index` is in the buffer. With `need_bytes` its bytes
+  // are in memory (loaded from the engine or its segment); without, the
+  // caller overwrites every byte the chunk holds and only what the engine
+  // stores for it is looked up.
+  FsResult<DirtyChunk*> EnsureChunk(Ino ino, DirtyFile& f, uint64_t index, bool need_bytes);
+  // Brings an uploaded chunk's bytes back into memory, to be changed.
+  FsStatus MaterializeChunk(DirtyFile& f, DirtyChunk& c);
+  // Marks the file's data for this batch and sets r.used exactly.
   void CarryDirty(Txn& txn, Ino ino, DirtyFile& f, InodeRecord& r);
+  // In Commit: puts the carried files' chunk values in the batch, uploading
+  // what belongs in a segment and is still in memory.
+  FsStatus EncodeCarried(Txn& txn);
   // Called after a commit: forgets carried and discarded files.
   void AfterCommit(const Txn& txn) EXCLUDES(dirty_mu_);
   FsStatus FlushFile(Ino ino);  // caller holds the lock
+  // Waits (holding no lock) until none of the file's chunks is on its way
+  // to a segment, so the commit that follows does not upload it again;
+  // with `upload_first`, its full chunks still in memory go up first, in
+  // the uploader's shared segments.
+  FsStatus SettleUploads(Ino ino, bool upload_first);
   FsStatus FlushFileLocking(Ino ino);
   FsStatus FlushAll();
   void AddMemory(DirtyFile& f, int64_t delta);
@@ -168,13 +215,46 @@ class FileSystemImpl final : public FileSystem {
   // held: the flusher needs those locks.
   FsStatus ReserveMemory(int64_t bytes) EXCLUDES(dirty_mu_, maint_mu_);
   void ReleaseMemory(int64_t bytes) EXCLUDES(dirty_mu_);
+  uint64_t NextChunkVersion() { return chunk_version_.fetch_add(1) + 1; }
+
+  // ---- segments (segment_io.cc)
+  // True when chunk `index` of a file of `size` bytes goes to a segment
+  // rather than inline: a full chunk of a file above kInlineFileBytes.
+  static bool BelongsInSegment(uint64_t size, uint64_t index);
+  // Uploads the builder's segment and registers it (its usage record in
+  // `txn` when given, else in a batch of its own before returning).
+  FsStatus PutSegment(SegmentBuilder& builder, Txn* txn);
+  // Fills the reads from their segments, one read per run of adjacent
+  // extents of a segment.
+  FsStatus ReadExtents(std::vector<ExtentRead>& reads, char* buffer);
+  // The bytes of a stored chunk value (inline or extent) into `out`.
+  FsStatus LoadChunkBytes(const StoredChunk& chunk, std::string* out);
+  // Reads and decodes the engine's value of a chunk; nullopt when absent.
+  FsResult<std::optional<std::string>> GetChunkValue(Ino ino, uint64_t index);
+  // The live bytes a stored value stops holding when it is replaced.
+  static void ForgetStoredValue(Txn& txn, const StoredChunk& old);
+  FsResult<uint64_t> SegmentSize(uint64_t segment) EXCLUDES(segments_mu_);
+  // Reference counts of uploaded, uncommitted chunks per segment: the
+  // collector leaves such segments alone.
+  void AddPending(uint64_t segment, int64_t n) EXCLUDES(segments_mu_);
+  Status LoadSegments() EXCLUDES(segments_mu_);
+  // The background uploader: moves full chunks of big files out of memory
+  // into segments, `all` of them or only when a segment's worth waits.
+  void UploadLoop() EXCLUDES(upload_mu_);
+  FsStatus UploadEligible(bool all);
+  void RequestUpload(bool all) EXCLUDES(upload_mu_);
+  // Starts read-ahead after a sequential read that ended at `end`.
+  void ReadAhead(Ino ino, uint64_t offset, uint64_t end, uint64_t size)
+      EXCLUDES(readahead_mu_);
 
   // ---- data (data_ops.cc, attr_ops.cc)
   // Write() for at most one piece; `offset` is ignored when appending.
   FsResult<WriteResult> WritePiece(const Credentials& cred, Ino ino, uint64_t offset,
                                    std::string_view data, bool append, bool has_handle);
+  // Copies what memory and inline values hold into the result and lists
+  // the segment extents still to be read.
   FsResult<ReadResult> ReadLocked(Ino ino, const InodeRecord& r, uint64_t offset,
-                                  uint32_t length);
+                                  uint32_t length, std::vector<ExtentRead>* extents);
   // Shrinks or grows the file; flushes its buffer first. r is updated.
   FsStatus TruncateLocked(const Credentials& cred, Ino ino, InodeRecord& r, uint64_t size,
                           Txn& txn);
@@ -186,6 +266,30 @@ class FileSystemImpl final : public FileSystem {
   // Deletes stored chunks [first, end); returns the stored bytes freed.
   FsResult<int64_t> DeleteStoredChunks(Ino ino, uint64_t first, uint64_t end, Txn& txn);
 
+  // ---- range calls (allocate_ops.cc, seek_ops.cc, copy_ops.cc, handle_lookup.cc)
+  // The open(2) flags of `handle`, which must be open on `ino`; EBADF
+  // otherwise.
+  FsResult<int> HandleFlags(uint64_t handle, Ino ino) EXCLUDES(handles_mu_);
+  // Bytes of [offset, end) that are holes (past the end of the file all of
+  // it), counted until they exceed `enough`.
+  FsResult<uint64_t> HoleBytes(Ino ino, uint64_t offset, uint64_t end, uint64_t enough);
+  // Sets the size to at least `size` (when `grow`), clears set-id bits for
+  // a non-root caller and stamps ctime (and mtime when `touch_mtime` or the
+  // size changed), in one batch: the metadata side of fallocate and
+  // copy_file_range.
+  FsResult<Attr> FinishRangeChange(const Credentials& cred, Ino ino, bool grow, uint64_t size,
+                                   bool touch_mtime);
+  // Copies bytes [in_offset, in_offset + length) of `req.in` to the same
+  // place relative to req.out_offset in `req.out`, in bounded pieces, each
+  // a Read and a Write; returns the bytes copied (short when the source
+  // shrank meanwhile, or after a failure once something was copied).
+  FsResult<uint64_t> CopyData(const Credentials& cred, const CopyRangeRequest& req,
+                              uint64_t in_offset, uint64_t length);
+  // Makes [offset, offset + length) of `ino` read as zeros, punching (as
+  // `cred`) only where it holds data, so a fresh destination needs no batch.
+  FsStatus ClearRange(const Credentials& cred, Ino ino, uint64_t offset, uint64_t length);
+
+
   // ---- maintenance (maintenance.cc)
   void MaintenanceLoop() EXCLUDES(maint_mu_);
   // Frees the data of up to `max_files` deleted files found by scanning the
@@ -194,10 +298,19 @@ class FileSystemImpl final : public FileSystem {
   // Frees the data of these deleted files: (ino, chunk count).
   FsStatus ReclaimListed(const std::vector<std::pair<Ino, uint64_t>>& files);
   Status ReclaimOrphansAtStart();
+  // The segment collector (segment_gc.cc): deletes segments no value points
+  // at, moves the live extents out of mostly dead ones.
+  FsStatus CollectSegments() EXCLUDES(segments_mu_);
+  FsStatus RelocateSegment(uint64_t segment, uint64_t size);
+  FsStatus SweepOrphanSegments() EXCLUDES(segments_mu_);
 
   // ---- xattrs (xattr_ops.cc)
   int XattrAccess(const Credentials& cred, const InodeRecord& r, std::string_view name,
                   bool write);
+  // The inode's xattr totals (zeros when it has no attributes).
+  FsResult<XattrTotals> LoadXattrTotals(Ino ino);
+  // Stores the totals in the batch (deletes the key when they are zero).
+  void PutXattrTotals(Txn& txn, Ino ino, const XattrTotals& totals);
 
   engine::Engine& engine_;
   rocksdb::DB* db_ = nullptr;
@@ -254,6 +367,47 @@ class FileSystemImpl final : public FileSystem {
   Mutex close_mu_ ACQUIRED_BEFORE(maint_mu_);
   bool closed_ GUARDED_BY(close_mu_) = false;
 
+  // Segments: sizes of the registered ones and uncommitted references.
+  struct SegmentState {
+    uint64_t size = 0;
+    int64_t pending = 0;
+  };
+  mutable Mutex segments_mu_;
+  std::unordered_map<uint64_t, SegmentState> segments_ GUARDED_BY(segments_mu_);
+  // Dead segments whose records are gone, deleted once the time passes.
+  std::vector<std::pair<uint64_t, std::chrono::steady_clock::time_point>> dying_
+      GUARDED_BY(segments_mu_);
+  bool swept_orphans_ = false;  // maintenance thread only
+  std::chrono::steady_clock::time_point next_orphan_sweep_{};  // maintenance thread only
+  std::chrono::steady_clock::time_point next_collect_{};  // maintenance thread only
+  const DataCompression compression_;
+  std::atomic<uint64_t> chunk_version_{0};
+
+  Mutex upload_mu_ ACQUIRED_AFTER(dirty_mu_);
+  CondVar upload_cv_{&upload_mu_};
+  CondVar upload_done_cv_{&upload_mu_};
+  bool upload_requested_ GUARDED_BY(upload_mu_) = false;
+  bool upload_all_ GUARDED_BY(upload_mu_) = false;
+  uint64_t upload_rounds_ GUARDED_BY(upload_mu_) = 0;  // completed passes
+  bool upload_stopping_ GUARDED_BY(upload_mu_) = false;
+  std::unique_ptr<ThreadPool> upload_pool_;   // segment PUTs in flight
+  std::unique_ptr<ThreadPool> prefetch_pool_; // read-ahead GETs in flight
+  std::thread uploader_;
+
+  // Sequential-read detection per file, for read-ahead. Bounded: cleared
+  // when it grows past kReadAheadFiles.
+  struct ReadAheadState {
+    uint64_t next_offset = 0;   // where a sequential read continues
+    uint64_t prefetched = 0;    // read-ahead was started up to here
+  };
+  Mutex readahead_mu_;
+  std::unordered_map<Ino, ReadAheadState> readahead_ GUARDED_BY(readahead_mu_);
+
+  std::atomic<uint64_t> segment_puts_{0};
+  std::atomic<uint64_t> segment_put_bytes_{0};
+  std::atomic<uint64_t> segments_deleted_{0};
+  std::atomic<uint64_t> segments_relocated_{0};
+  std::atomic<int64_t> segment_live_bytes_{0};  // at the last collection
   std::atomic<uint64_t> engine_writes_{0};
   std::atomic<uint64_t> chunk_puts_{0};
   std::atomic<uint64_t> chunk_deletes_{0};

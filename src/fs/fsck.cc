@@ -1,5 +1,10 @@
 #include "fs/fsck.h"
 
+#include <map>
+
+#include "engine/data_objects.h"
+#include "fs/chunk_value.h"
+
 #include <sys/stat.h>
 
 #include <map>
@@ -35,6 +40,7 @@ class Checker {
  public:
   Checker(engine::Engine& engine, FsckProgress progress)
       : progress_(std::move(progress)),
+        engine_(engine),
         db_(engine.db()),
         meta_(engine.column_family(kMetaColumnFamily)),
         data_(engine.column_family(kDataColumnFamily)) {}
@@ -45,6 +51,7 @@ class Checker {
     }
     PAIL_RETURN_IF_ERROR(ScanMeta());
     PAIL_RETURN_IF_ERROR(ScanData());
+    PAIL_RETURN_IF_ERROR(CheckObjects());
     CheckInodes();
     if (hidden_problems_ > 0) {
       report_.problems.push_back(fmt::format("... and {} more problems", hidden_problems_));
@@ -210,6 +217,18 @@ class Checker {
           if (!inodes_.count(ino)) {
             Problem("xattr '{}' left for missing inode {}", Printable(key.substr(9)), ino);
           }
+          XattrTotals& found = xattrs_found_[ino];
+          found.name_bytes += key.size() - 9 + 1;
+          found.value_bytes += value.size();
+          break;
+        }
+        case kKindXattrTotals: {
+          XattrTotals recorded;
+          if (key.size() != 9 || !DecodeXattrTotals(value, &recorded)) {
+            Problem("damaged xattr totals record");
+            break;
+          }
+          xattrs_recorded_[KeyIno(key)] = recorded;
           break;
         }
         case kKindOrphan: {
@@ -238,6 +257,19 @@ class Checker {
           if (inodes_.count(ino)) Problem("inode {} exists but its data is queued for reclaim", ino);
           break;
         }
+        case kKindSegment: {
+          SegmentUsage u;
+          if (key.size() != 9 || !DecodeSegmentUsage(value, &u)) {
+            Problem("damaged segment usage record");
+            break;
+          }
+          if (u.total_bytes <= 0 || u.live_bytes < 0 || u.live_bytes > u.total_bytes) {
+            Problem("segment {:016x}: usage record says {} live of {} bytes", KeyIno(key),
+                    u.live_bytes, u.total_bytes);
+          }
+          segments_[KeyIno(key)] = SegmentFacts{u, 0};
+          break;
+        }
         case kKindStats: {
           StatsValue v;
           if (key.size() != 2 || !DecodeStats(value, &v)) {
@@ -255,7 +287,11 @@ class Checker {
           }
           if (static_cast<uint8_t>(key[1]) == kSystemFormat) {
             have_format = true;
-            if (GetBigEndian64(value.data()) != kFormatVersion) Problem("unknown format version");
+            format_ = GetBigEndian64(value.data());
+            if (format_ != kFormatVersion) {
+              Problem("format version {}; this pailfs checks only format {}", format_,
+                      kFormatVersion);
+            }
           } else if (static_cast<uint8_t>(key[1]) == kSystemNextInode) {
             next_ino = GetBigEndian64(value.data());
           } else {
@@ -283,7 +319,6 @@ class Checker {
     for (it->SeekToFirst(); it->Valid(); it->Next()) {
       Tick("data", ++keys_read);
       std::string_view key(it->key().data(), it->key().size());
-      size_t size = it->value().size();
       if (key.size() != 16) {
         Problem("data key of bad length {}", key.size());
         continue;
@@ -291,7 +326,27 @@ class Checker {
       Ino ino = ChunkKeyIno(key);
       uint64_t index = ChunkKeyIndex(key);
       report_.chunks++;
-      report_.data_bytes += size;
+      StoredChunk chunk;
+      if (!DecodeChunk(it->value().ToStringView(), &chunk)) {
+        Problem("inode {}: chunk {} has a value that does not decode", ino, index);
+        continue;
+      }
+      report_.data_bytes += chunk.plain_len();
+      if (chunk.is_extent) {
+        auto seg = segments_.find(chunk.extent.segment);
+        if (seg == segments_.end()) {
+          Problem("inode {}: chunk {} points into segment {:016x}, which has no record", ino, index,
+                  chunk.extent.segment);
+        } else if (chunk.extent.offset + uint64_t{chunk.extent.stored_len} >
+                   static_cast<uint64_t>(seg->second.usage.total_bytes)) {
+          Problem("inode {}: chunk {} points past the end of segment {:016x}", ino, index,
+                  chunk.extent.segment);
+        } else {
+          seg->second.live += chunk.extent.stored_len;
+        }
+      } else if (chunk.inline_bytes.empty() || chunk.inline_bytes.back() == 0) {
+        Problem("inode {}: chunk {} stored inline empty or zero-padded", ino, index);
+      }
       if (reclaim_.count(ino)) continue;  // freed by the background reclaimer
       auto c = inodes_.find(ino);
       if (c == inodes_.end() || !c->second.record.is_reg()) {
@@ -301,17 +356,42 @@ class Checker {
         }
         continue;
       }
-      if (size == 0 || size > kChunkSize || it->value()[size - 1] == 0) {
-        Problem("inode {}: chunk {} stored with {} bytes (empty, oversized or zero-padded)", ino,
-                index, size);
-      }
       if (index >= ChunkCount(c->second.record.size)) {
         Problem("inode {}: chunk {} lies past the end of the file (size {})", ino, index,
                 c->second.record.size);
       }
-      c->second.chunk_bytes += size;
+      c->second.chunk_bytes += chunk.plain_len();
+    }
+    for (const auto& [id, f] : segments_) {
+      if (f.live != f.usage.live_bytes) {
+        Problem("segment {:016x}: record says {} live bytes, chunk values point at {}", id,
+                f.usage.live_bytes, f.live);
+      }
+      report_.segments.push_back(
+          {id, static_cast<uint64_t>(f.usage.total_bytes), static_cast<uint64_t>(f.live)});
+      report_.segment_bytes += static_cast<uint64_t>(f.usage.total_bytes);
+      report_.segment_live_bytes += static_cast<uint64_t>(f.live);
     }
     if (!it->status().ok()) return engine::FromRocks(it->status());
+    return Status::OK();
+  }
+
+  // Every registered segment's object exists with the recorded size.
+  Status CheckObjects() {
+    PAIL_ASSIGN_OR_RETURN(auto objects, engine_.data_objects().List());
+    std::map<uint64_t, uint64_t> sizes(objects.begin(), objects.end());
+    for (const auto& [id, f] : segments_) {
+      auto o = sizes.find(id);
+      if (o == sizes.end()) {
+        Problem("segment {:016x} has a record but no object in the bucket", id);
+      } else if (o->second != static_cast<uint64_t>(f.usage.total_bytes)) {
+        Problem("segment {:016x}: record says {} bytes, the object holds {}", id,
+                f.usage.total_bytes, o->second);
+      }
+    }
+    for (const auto& [id, size] : sizes) {
+      if (!segments_.count(id)) report_.unregistered_objects++;
+    }
     return Status::OK();
   }
 
@@ -370,6 +450,7 @@ class Checker {
         used += r.used;
       }
     }
+    if (format_ >= 3) CheckXattrTotals();
     if (stats_.used_bytes != used) {
       Problem("stats count {} used bytes but files hold {}", stats_.used_bytes, used);
     }
@@ -378,7 +459,26 @@ class Checker {
     }
   }
 
+  // Every inode with xattrs has totals that add them up, and no other has.
+  void CheckXattrTotals() {
+    for (const auto& [ino, found] : xattrs_found_) {
+      auto rec = xattrs_recorded_.find(ino);
+      if (rec == xattrs_recorded_.end()) {
+        Problem("inode {}: has xattrs but no xattr totals", ino);
+      } else if (!(rec->second == found)) {
+        Problem(
+            "inode {}: xattr totals record {} name and {} value bytes, the xattrs hold {} and {}",
+            ino, rec->second.name_bytes, rec->second.value_bytes, found.name_bytes,
+            found.value_bytes);
+      }
+    }
+    for (const auto& [ino, rec] : xattrs_recorded_) {
+      if (!xattrs_found_.count(ino)) Problem("xattr totals for inode {} which has no xattrs", ino);
+    }
+  }
+
   FsckProgress progress_;
+  engine::Engine& engine_;
   rocksdb::DB* db_;
   rocksdb::ColumnFamilyHandle* meta_;
   rocksdb::ColumnFamilyHandle* data_;
@@ -389,6 +489,14 @@ class Checker {
   std::unordered_map<Ino, std::vector<Ino>> child_dirs_;
   Ino max_ino_ = 0;
   StatsValue stats_;
+  struct SegmentFacts {
+    SegmentUsage usage;
+    int64_t live = 0;  // stored bytes chunk values point at
+  };
+  std::map<uint64_t, SegmentFacts> segments_;
+  uint64_t format_ = 0;
+  std::unordered_map<Ino, XattrTotals> xattrs_found_;     // summed from the xattr keys
+  std::unordered_map<Ino, XattrTotals> xattrs_recorded_;  // the totals keys
 };
 
 }  // namespace

@@ -49,6 +49,7 @@ std::string XattrKey(Ino ino, std::string_view name) {
   return k;
 }
 std::string XattrPrefix(Ino ino) { return KindAndId(kKindXattr, ino); }
+std::string XattrTotalsKey(Ino ino) { return KindAndId(kKindXattrTotals, ino); }
 std::string OrphanKey(Ino ino) { return KindAndId(kKindOrphan, ino); }
 std::string ReclaimKey(Ino ino) { return KindAndId(kKindReclaim, ino); }
 
@@ -67,6 +68,12 @@ std::string SystemKey(uint8_t subtype) {
 }
 
 std::string KindPrefix(uint8_t kind) { return std::string(1, static_cast<char>(kind)); }
+
+std::string SegmentKey(uint64_t segment) {
+  std::string k(1, static_cast<char>(kKindSegment));
+  PutBigEndian64(&k, segment);
+  return k;
+}
 
 std::string ChunkKey(Ino ino, uint64_t index) {
   std::string k;
@@ -121,6 +128,20 @@ bool DecodeStats(std::string_view in, StatsValue* v) {
   if (in.size() != 16) return false;
   v->used_bytes = GetBigEndian64(in.data());
   v->inodes = GetBigEndian64(in.data() + 8);
+  return true;
+}
+
+std::string EncodeXattrTotals(const XattrTotals& v) {
+  std::string out;
+  PutBigEndian64(&out, v.name_bytes);
+  PutBigEndian64(&out, v.value_bytes);
+  return out;
+}
+
+bool DecodeXattrTotals(std::string_view in, XattrTotals* v) {
+  if (in.size() != 16) return false;
+  v->name_bytes = GetBigEndian64(in.data());
+  v->value_bytes = GetBigEndian64(in.data() + 8);
   return true;
 }
 

@@ -3,8 +3,9 @@
 // Metadata lives in column family kMetaColumnFamily. Every key starts with a
 // one-byte kind followed by big-endian numbers, so a prefix scan returns a
 // directory's entries or a file's xattrs contiguously and in numeric order.
-// File data lives in kDataColumnFamily (values in blob files), keyed by
-// inode and chunk index, both big-endian, so one file's chunks are one range.
+// File data lives in kDataColumnFamily, keyed by inode and chunk index, both
+// big-endian, so one file's chunks are one range; a value holds the chunk
+// inline or points into a segment object (chunk_value.h).
 #pragma once
 
 #include <cstdint>
@@ -32,13 +33,17 @@ inline constexpr uint8_t kKindOrphan = 0x05;    // 05 | ino -> empty: unlinked w
 inline constexpr uint8_t kKindReclaim = 0x06;   // 06 | ino -> chunk count (u64 BE): data to free
 inline constexpr uint8_t kKindStats = 0x07;     // 07 | shard(u8) -> used bytes, inodes (u64 BE each)
 inline constexpr uint8_t kKindSystem = 0x08;    // 08 | subtype -> see below
+inline constexpr uint8_t kKindSegment = 0x09;      // 09 | segment id -> SegmentUsage (merged)
+inline constexpr uint8_t kKindXattrTotals = 0x0a;  // 0a | ino -> XattrTotals, when it has any
 
 // System subtypes.
 inline constexpr uint8_t kSystemNextInode = 0x01;  // u64 BE: inode numbers below are reserved
 inline constexpr uint8_t kSystemFormat = 0x02;     // u64 BE: kFormatVersion
 
 // 2: inode records carry a random generation (kInodeRecordVersion 2).
-inline constexpr uint64_t kFormatVersion = 2;
+// 3: chunk values are tagged, inline or an extent of a segment object, and
+//    every inode with xattrs has an XattrTotals key.
+inline constexpr uint64_t kFormatVersion = 3;
 inline constexpr int kStatsShards = 16;
 
 // Cookies 1 and 2 are "." and ".."; real entries start here.
@@ -54,12 +59,14 @@ std::string DirScanKey(Ino dir, uint64_t cookie);
 std::string DirScanPrefix(Ino dir);
 std::string XattrKey(Ino ino, std::string_view name);
 std::string XattrPrefix(Ino ino);
+std::string XattrTotalsKey(Ino ino);
 std::string OrphanKey(Ino ino);
 std::string ReclaimKey(Ino ino);
 std::string StatsKey(int shard);
 std::string SystemKey(uint8_t subtype);
 std::string KindPrefix(uint8_t kind);
 std::string ChunkKey(Ino ino, uint64_t index);
+std::string SegmentKey(uint64_t segment);
 
 // The id that follows the kind byte; the caller checked the key's length.
 inline Ino KeyIno(std::string_view key) { return GetBigEndian64(key.data() + 1); }
@@ -93,6 +100,18 @@ struct StatsValue {
 };
 std::string EncodeStats(const StatsValue& v);
 bool DecodeStats(std::string_view in, StatsValue* v);
+
+// Value of an XattrTotals key: what the inode's attributes add up to, kept
+// in the batch that changes them so the bounds cost one read to check.
+// name_bytes counts each name with its NUL (what listxattr returns).
+// Encoded as name_bytes (8 BE) then value_bytes (8 BE).
+struct XattrTotals {
+  uint64_t name_bytes = 0;
+  uint64_t value_bytes = 0;
+  bool operator==(const XattrTotals&) const = default;
+};
+std::string EncodeXattrTotals(const XattrTotals& v);
+bool DecodeXattrTotals(std::string_view in, XattrTotals* v);
 
 // Number of chunks that may hold data for a file of this size.
 inline uint64_t ChunkCount(uint64_t size) { return size / kChunkSize + (size % kChunkSize != 0); }

@@ -7,29 +7,19 @@
 namespace pail::fs {
 
 namespace {
-// Files reclaimed per engine batch, and chunks deleted one by one before a
-// range deletion is used instead (range tombstones cost reads; point
-// deletes of a few chunks do not).
+// Files reclaimed per engine batch.
 constexpr size_t kReclaimFilesPerRound = 64;
-constexpr uint64_t kPointDeleteChunkLimit = 16;
-
-void DeleteChunks(rocksdb::WriteBatch& batch, rocksdb::ColumnFamilyHandle* data, Ino ino,
-                  uint64_t chunks) {
-  if (chunks <= kPointDeleteChunkLimit) {
-    for (uint64_t i = 0; i < chunks; ++i) batch.Delete(data, ChunkKey(ino, i));
-  } else {
-    batch.DeleteRange(data, ChunkKey(ino, 0), ChunkKey(ino, chunks));
-  }
-}
 }  // namespace
 
 void FileSystemImpl::MaintenanceLoop() {
   using Clock = std::chrono::steady_clock;
   Clock::time_point next_flush = Clock::now() + options_.write_back_interval;
+  next_collect_ = Clock::now() + options_.collect_interval;
   maint_mu_.Lock();
   while (!stopping_) {
     while (!stopping_ && !flush_requested_ && !reclaim_rescan_ && reclaim_queue_.empty() &&
-           maint_cv_.WaitUntil(next_flush)) {
+           maint_cv_.WaitUntil(std::min(next_flush, next_collect_))) {
+      if (Clock::now() >= next_collect_) break;
     }
     if (stopping_) break;
     bool flush = flush_requested_ || Clock::now() >= next_flush;
@@ -52,6 +42,11 @@ void FileSystemImpl::MaintenanceLoop() {
       next_flush = Clock::now() + options_.write_back_interval;
     }
     bool failed = false;
+    if (Clock::now() >= next_collect_ && !engine_.fenced()) {
+      FsStatus collected = CollectSegments();
+      if (!collected.ok()) spdlog::warn("fs: collecting segments failed (errno {})", collected.error());
+      next_collect_ = Clock::now() + options_.collect_interval;
+    }
     for (size_t i = 0; i < queued.size() && !failed; i += kReclaimFilesPerRound) {
       size_t n = std::min(kReclaimFilesPerRound, queued.size() - i);
       std::vector<std::pair<Ino, uint64_t>> round(queued.begin() + i, queued.begin() + i + n);
@@ -84,15 +79,16 @@ void FileSystemImpl::MaintenanceLoop() {
 }
 
 FsStatus FileSystemImpl::ReclaimListed(const std::vector<std::pair<Ino, uint64_t>>& files) {
-  rocksdb::WriteBatch batch;
+  // The chunks' values are read to return their extents' bytes to their
+  // segments; the file's `used` left the stats when it was deleted.
+  Txn txn;
   for (const auto& [ino, chunks] : files) {
-    DeleteChunks(batch, data_, ino, chunks);
-    batch.Delete(meta_, ReclaimKey(ino));
+    FsResult<int64_t> freed = DeleteStoredChunks(ino, 0, chunks, txn);
+    if (!freed.ok()) return freed.status();
+    txn.batch.Delete(meta_, ReclaimKey(ino));
   }
-  if (batch.Count() == 0) return {};
-  Status s = engine_.Write(&batch);
-  engine_writes_++;
-  if (!s.ok()) return EngineError(s);
+  FsStatus s = Commit(txn);
+  if (!s.ok()) return s;
   reclaimed_files_ += files.size();
   return {};
 }
@@ -104,26 +100,22 @@ FsResult<size_t> FileSystemImpl::ReclaimScan(size_t max_files) {
   rocksdb::ReadOptions ro;
   ro.iterate_upper_bound = &upper_slice;
   std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, meta_));
-  rocksdb::WriteBatch batch;
-  size_t files = 0;
-  for (it->Seek(prefix); it->Valid() && files < max_files; it->Next()) {
+  std::vector<std::pair<Ino, uint64_t>> found;
+  Txn damaged;
+  for (it->Seek(prefix); it->Valid() && found.size() < max_files; it->Next()) {
     if (it->key().size() != 9 || it->value().size() != 8) {
       spdlog::error("fs: damaged reclaim record, dropping it");
-      batch.Delete(meta_, it->key());
+      damaged.batch.Delete(meta_, it->key());
       continue;
     }
-    Ino ino = KeyIno(std::string_view(it->key().data(), it->key().size()));
-    DeleteChunks(batch, data_, ino, GetBigEndian64(it->value().data()));
-    batch.Delete(meta_, it->key());
-    files++;
+    found.emplace_back(KeyIno(std::string_view(it->key().data(), it->key().size())),
+                       GetBigEndian64(it->value().data()));
   }
   if (!it->status().ok()) return EngineError(it->status());
-  if (batch.Count() == 0) return files;
-  Status s = engine_.Write(&batch);
-  engine_writes_++;
-  if (!s.ok()) return EngineError(s);
-  reclaimed_files_ += files;
-  return files;
+  FsStatus s = Commit(damaged);
+  if (s.ok() && !found.empty()) s = ReclaimListed(found);
+  if (!s.ok()) return s;
+  return found.size();
 }
 
 Status FileSystemImpl::ReclaimOrphansAtStart() {

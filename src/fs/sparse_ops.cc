@@ -3,6 +3,8 @@
 // (docs/FORMAT.md).
 #include <algorithm>
 
+#include <spdlog/spdlog.h>
+
 #include "fs/filesystem_impl.h"
 #include "fs/permissions.h"
 
@@ -19,27 +21,37 @@ uint64_t RangeEnd(uint64_t offset, uint64_t length, uint64_t size) {
   return offset + std::min(length, size - offset);
 }
 
-bool ChunkHasData(const std::string& bytes) {
-  return std::any_of(bytes.begin(), bytes.end(), [](char c) { return c != 0; });
+bool ChunkHasData(const DirtyChunk& c) {
+  return c.uploaded || std::any_of(c.data.begin(), c.data.end(), [](char ch) { return ch != 0; });
 }
 }  // namespace
 
 FsResult<int64_t> FileSystemImpl::ZeroStoredChunk(Ino ino, uint64_t index, uint64_t from,
                                                   uint64_t to, Txn& txn) {
+  FsResult<std::optional<std::string>> value = GetChunkValue(ino, index);
+  if (!value.ok()) return value.status();
+  if (!value->has_value()) return int64_t{0};
+  StoredChunk stored;
+  if (!DecodeChunk(**value, &stored)) {
+    spdlog::error("fs: chunk {} of inode {} has a damaged value", index, ino);
+    return FsError{EIO};
+  }
+  if (stored.plain_len() <= from) return int64_t{0};
   std::string chunk;
-  rocksdb::Status rs = db_->Get(rocksdb::ReadOptions(), data_, ChunkKey(ino, index), &chunk);
-  if (rs.IsNotFound()) return int64_t{0};
-  if (!rs.ok()) return EngineError(rs);
-  if (chunk.size() <= from) return int64_t{0};
+  FsStatus loaded = LoadChunkBytes(stored, &chunk);
+  if (!loaded.ok()) return loaded;
   size_t old_size = chunk.size();
   std::fill(chunk.begin() + from, chunk.begin() + std::min<uint64_t>(to, chunk.size()), '\0');
   size_t len = chunk.size();
   while (len > 0 && chunk[len - 1] == 0) --len;
+  ForgetStoredValue(txn, stored);
+  // What is left of a chunk cut in part stays inline: at most two such
+  // chunks per operation, not worth a segment.
   if (len == 0) {
     txn.batch.Delete(data_, ChunkKey(ino, index));
     chunk_deletes_++;
   } else {
-    txn.batch.Put(data_, ChunkKey(ino, index), rocksdb::Slice(chunk.data(), len));
+    txn.batch.Put(data_, ChunkKey(ino, index), EncodeInlineChunk(std::string_view(chunk.data(), len)));
     chunk_puts_++;
   }
   return static_cast<int64_t>(old_size - len);
@@ -56,7 +68,11 @@ FsResult<int64_t> FileSystemImpl::DeleteStoredChunks(Ino ino, uint64_t first, ui
   int64_t freed = 0;
   uint64_t found = 0;
   for (it->Seek(ChunkKey(ino, first)); it->Valid(); it->Next()) {
-    freed += static_cast<int64_t>(it->value().size());
+    StoredChunk c;
+    if (DecodeChunk(it->value().ToStringView(), &c)) {
+      freed += static_cast<int64_t>(c.plain_len());
+      ForgetStoredValue(txn, c);
+    }
     if (++found <= kPointDeleteChunkLimit) txn.batch.Delete(data_, it->key());
   }
   if (!it->status().ok()) return EngineError(it->status());
@@ -171,7 +187,7 @@ FsResult<std::vector<Extent>> FileSystemImpl::MapExtents(const Credentials& cred
     uint64_t stored_index = stored_valid ? ChunkKeyIndex(it->key().ToStringView()) : UINT64_MAX;
     // Skip the dirty chunks that are all zeros and the stored chunks the
     // buffer overrides.
-    while (f != nullptr && dirty != dirty_end && !ChunkHasData(dirty->second.data)) {
+    while (f != nullptr && dirty != dirty_end && !ChunkHasData(dirty->second)) {
       if (dirty->first == stored_index) {
         it->Next();
         stored_valid = it->Valid();

@@ -1,6 +1,8 @@
 // Extended attributes in the user, trusted and security namespaces.
 #include <algorithm>
 
+#include <spdlog/spdlog.h>
+
 #include "fs/filesystem_impl.h"
 #include "fs/permissions.h"
 
@@ -8,7 +10,49 @@ namespace pail::fs {
 
 namespace {
 bool HasPrefix(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
+
+// What one attribute adds to its inode's totals.
+XattrTotals Share(std::string_view name, size_t value_size) {
+  return XattrTotals{name.size() + 1, value_size};
+}
+
+XattrTotals Minus(const XattrTotals& a, const XattrTotals& b) {
+  // Totals that a damaged record made too small must not wrap around.
+  return XattrTotals{a.name_bytes - std::min(a.name_bytes, b.name_bytes),
+                     a.value_bytes - std::min(a.value_bytes, b.value_bytes)};
+}
+
+XattrTotals Plus(const XattrTotals& a, const XattrTotals& b) {
+  return XattrTotals{a.name_bytes + b.name_bytes, a.value_bytes + b.value_bytes};
+}
+
+// A total over its bound refuses only growth: an inode already past a bound
+// (set before the bounds existed) may still shrink or replace in place.
+bool Exceeds(uint64_t before, uint64_t after, uint64_t bound) {
+  return after > bound && after > before;
+}
 }  // namespace
+
+FsResult<XattrTotals> FileSystemImpl::LoadXattrTotals(Ino ino) {
+  std::string value;
+  rocksdb::Status rs = db_->Get(rocksdb::ReadOptions(), meta_, XattrTotalsKey(ino), &value);
+  if (rs.IsNotFound()) return XattrTotals{};
+  if (!rs.ok()) return EngineError(rs);
+  XattrTotals totals;
+  if (!DecodeXattrTotals(value, &totals)) {
+    spdlog::error("fs: inode {} has damaged xattr totals", ino);
+    return FsError{EIO};
+  }
+  return totals;
+}
+
+void FileSystemImpl::PutXattrTotals(Txn& txn, Ino ino, const XattrTotals& totals) {
+  if (totals == XattrTotals{}) {
+    txn.batch.Delete(meta_, XattrTotalsKey(ino));
+  } else {
+    txn.batch.Put(meta_, XattrTotalsKey(ino), EncodeXattrTotals(totals));
+  }
+}
 
 int FileSystemImpl::XattrAccess(const Credentials& cred, const InodeRecord& r,
                                 std::string_view name, bool write) {
@@ -58,15 +102,24 @@ FsStatus FileSystemImpl::SetXattr(const Credentials& cred, Ino ino, std::string_
   if (!r.ok()) return r.status();
   if (int e = XattrAccess(cred, *r, name, true)) return FsError{e};
   std::string key = XattrKey(ino, name);
-  if (flags != 0) {
-    std::string old;
-    rocksdb::Status rs = db_->Get(rocksdb::ReadOptions(), meta_, key, &old);
-    if (!rs.ok() && !rs.IsNotFound()) return EngineError(rs);
-    if ((flags & kXattrCreate) && rs.ok()) return FsError{EEXIST};
-    if ((flags & kXattrReplace) && rs.IsNotFound()) return FsError{ENODATA};
+  std::string old;
+  rocksdb::Status rs = db_->Get(rocksdb::ReadOptions(), meta_, key, &old);
+  if (!rs.ok() && !rs.IsNotFound()) return EngineError(rs);
+  bool existed = rs.ok();
+  if ((flags & kXattrCreate) && existed) return FsError{EEXIST};
+  if ((flags & kXattrReplace) && !existed) return FsError{ENODATA};
+  FsResult<XattrTotals> before = LoadXattrTotals(ino);
+  if (!before.ok()) return before.status();
+  XattrTotals after = *before;
+  if (existed) after = Minus(after, Share(name, old.size()));
+  after = Plus(after, Share(name, value.size()));
+  if (Exceeds(before->name_bytes, after.name_bytes, kXattrNamesMax) ||
+      Exceeds(before->value_bytes, after.value_bytes, kXattrValuesMax)) {
+    return FsError{ENOSPC};
   }
   Txn txn;
   txn.batch.Put(meta_, key, rocksdb::Slice(value.data(), value.size()));
+  PutXattrTotals(txn, ino, after);
   InodeRecord rec = *r;
   rec.ctime = NowTimespec();
   PutInode(txn, ino, rec);
@@ -103,8 +156,11 @@ FsStatus FileSystemImpl::RemoveXattr(const Credentials& cred, Ino ino, std::stri
   rocksdb::Status rs = db_->Get(rocksdb::ReadOptions(), meta_, key, &old);
   if (rs.IsNotFound()) return FsError{ENODATA};
   if (!rs.ok()) return EngineError(rs);
+  FsResult<XattrTotals> totals = LoadXattrTotals(ino);
+  if (!totals.ok()) return totals.status();
   Txn txn;
   txn.batch.Delete(meta_, key);
+  PutXattrTotals(txn, ino, Minus(*totals, Share(name, old.size())));
   InodeRecord rec = *r;
   rec.ctime = NowTimespec();
   PutInode(txn, ino, rec);

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <linux/fs.h>
 #include <sys/statvfs.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <string>
@@ -263,6 +264,68 @@ void OnFsync(fuse_req_t req, fuse_ino_t ino, int, fuse_file_info*) {
   ReplyStatus(req, Fs(req).Fsync(CredentialsOf(req), ino));
 }
 
+// The kernel has checked what vfs_fallocate checks (mode combinations,
+// offsets, the handle's access mode, the file type) before sending this;
+// the core checks again for the protocols that have no kernel in front.
+void OnFallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t offset, off_t length,
+                 fuse_file_info* fi) {
+  if (offset < 0 || length <= 0) {
+    ReplyErr(req, EINVAL);
+    return;
+  }
+  fs::FsResult<fs::Attr> r =
+      Fs(req).Fallocate(CredentialsOf(req), ino, mode, static_cast<uint64_t>(offset),
+                        static_cast<uint64_t>(length), fi != nullptr ? fi->fh : 0);
+  ReplyErr(req, r.error());
+}
+
+// Only SEEK_DATA and SEEK_HOLE reach us; the kernel answers the others.
+void OnLseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence, fuse_file_info* fi) {
+  if (whence != SEEK_DATA && whence != SEEK_HOLE) {
+    ReplyErr(req, EINVAL);
+    return;
+  }
+  if (off < 0) {  // past any end, as the kernel's own lseek treats it
+    ReplyErr(req, ENXIO);
+    return;
+  }
+  fs::FsResult<uint64_t> r =
+      Fs(req).Seek(CredentialsOf(req), ino, static_cast<uint64_t>(off),
+                   whence == SEEK_DATA ? fs::SeekFor::kData : fs::SeekFor::kHole,
+                   fi != nullptr ? fi->fh : 0);
+  if (!r.ok()) {
+    ReplyErr(req, r.error());
+    return;
+  }
+  fuse_reply_lseek(req, static_cast<off_t>(*r));
+}
+
+// The reply carries the count in 32 bits, so one request copies less than
+// 4 GiB; the core's own bound (kMaxCopyBytes) is below that, and callers
+// loop over short copies.
+void OnCopyFileRange(fuse_req_t req, fuse_ino_t ino_in, off_t off_in, fuse_file_info* fi_in,
+                     fuse_ino_t ino_out, off_t off_out, fuse_file_info* fi_out, size_t len,
+                     int flags) {
+  if (flags != 0 || off_in < 0 || off_out < 0) {
+    ReplyErr(req, EINVAL);
+    return;
+  }
+  fs::CopyRangeRequest copy;
+  copy.in = ino_in;
+  copy.in_offset = static_cast<uint64_t>(off_in);
+  copy.in_handle = fi_in != nullptr ? fi_in->fh : 0;
+  copy.out = ino_out;
+  copy.out_offset = static_cast<uint64_t>(off_out);
+  copy.out_handle = fi_out != nullptr ? fi_out->fh : 0;
+  copy.length = std::min<uint64_t>(len, fs::kMaxCopyBytes);
+  fs::FsResult<uint64_t> r = Fs(req).CopyFileRange(CredentialsOf(req), copy);
+  if (!r.ok()) {
+    ReplyErr(req, r.error());
+    return;
+  }
+  fuse_reply_write(req, static_cast<size_t>(*r));
+}
+
 // Directories need no handle: ReadDir is addressed by inode and cookie, and
 // the kernel checked read permission at open (default_permissions). When
 // the kernel supports it, declining OPENDIR makes it stop sending them.
@@ -423,6 +486,9 @@ fuse_lowlevel_ops MakeOperations() {
   // first ENOSYS, saving a round trip per close.
   ops.release = OnRelease;
   ops.fsync = OnFsync;
+  ops.fallocate = OnFallocate;
+  ops.lseek = OnLseek;
+  ops.copy_file_range = OnCopyFileRange;
   ops.opendir = OnOpendir;
   ops.readdir = OnReaddir;
   ops.readdirplus = OnReaddirplus;

@@ -122,6 +122,21 @@ std::string ServerView::MetricsText() const {
   gauge("pailfs_fs_inodes", "Inodes in the filesystem.", fc.used_inodes);
   counter("pailfs_fs_reclaimed_files_total", "Deleted files whose data was reclaimed.",
           fc.reclaimed_files);
+  counter("pailfs_data_segment_uploads_total", "Segments of file data uploaded.", fc.segment_puts);
+  counter("pailfs_data_segment_upload_bytes_total", "Bytes of file data segments uploaded.",
+          fc.segment_put_bytes);
+  gauge("pailfs_data_segments", "Segments of file data in the bucket.", fc.segments);
+  gauge("pailfs_data_segment_bytes", "Bytes of file data segments in the bucket.", fc.segment_bytes);
+  gauge("pailfs_data_segment_live_bytes",
+        "Bytes of segments that file data points at (at the last collection).",
+        fc.segment_live_bytes);
+  gauge("pailfs_data_segment_garbage_bytes",
+        "Bytes of segments no file data points at, awaiting collection.",
+        fc.segment_bytes - std::min(fc.segment_bytes, fc.segment_live_bytes));
+  counter("pailfs_data_segments_deleted_total", "Dead or orphaned segments deleted.",
+          fc.segments_deleted);
+  counter("pailfs_data_segments_rewritten_total",
+          "Mostly dead segments whose live data was moved out.", fc.segments_relocated);
 
   metrics::ProtocolMetrics::WriteAll(out);
   return out.text();

@@ -46,6 +46,7 @@ fs::FsOptions FilesystemOptions(const Config& config) {
   fs::FsOptions options;
   options.max_size_bytes = static_cast<uint64_t>(config.filesystem.max_size_gb * kGiB);
   options.write_back_interval = std::chrono::milliseconds(config.filesystem.flush_interval_ms);
+  options.compression = config.filesystem.compression;
   return options;
 }
 
@@ -199,6 +200,19 @@ Status RunFsck(const Config& config, fs::FsckProgress progress) {
               (unsigned long long)report->inodes, (unsigned long long)report->directories,
               (unsigned long long)report->files, (unsigned long long)report->entries,
               (unsigned long long)report->chunks);
+  for (const auto& seg : report->segments) {
+    std::printf("segment: %016llx %llu bytes, %llu live, %llu garbage\n", (unsigned long long)seg.id,
+                (unsigned long long)seg.total_bytes, (unsigned long long)seg.live_bytes,
+                (unsigned long long)(seg.total_bytes - std::min(seg.total_bytes, seg.live_bytes)));
+  }
+  std::printf("fsck: %zu segments, %llu bytes, %llu live, %llu garbage; %llu unregistered data "
+              "objects (collected by the next server)\n",
+              report->segments.size(), (unsigned long long)report->segment_bytes,
+              (unsigned long long)report->segment_live_bytes,
+              (unsigned long long)(report->segment_bytes -
+                                   std::min(report->segment_bytes, report->segment_live_bytes)),
+              (unsigned long long)report->unregistered_objects);
+  for (const auto& note : report->notes) std::printf("note: %s\n", note.c_str());
   for (const auto& problem : report->problems) std::printf("problem: %s\n", problem.c_str());
   size_t problems = report->problems.size() + after.problems.size();
   if (problems != 0) return Status::Corruption(std::to_string(problems) + " problem(s) found");

@@ -68,7 +68,7 @@ FsOptions CrashFsOptions() {
     Ino other = dirs[pick(static_cast<int>(dirs.size()))];
     std::string name = "n" + std::to_string(pick(30));
     std::string name2 = "n" + std::to_string(pick(30));
-    switch (pick(12)) {
+    switch (pick(15)) {
       case 0: (void)f.Create(root, dir, name, 0644, {}); break;
       case 1: {
         auto d = f.Mkdir(root, dir, name, 0755);
@@ -102,7 +102,10 @@ FsOptions CrashFsOptions() {
       }
       case 9: {
         auto e = f.Lookup(root, dir, name);
-        if (e.ok()) (void)f.SetXattr(root, e->ino, "user.k" + std::to_string(pick(3)), "v", 0);
+        if (e.ok()) {
+          (void)f.SetXattr(root, e->ino, "user.k" + std::to_string(pick(3)),
+                           std::string(static_cast<size_t>(pick(100)), 'v'), 0);
+        }
         break;
       }
       case 10: {
@@ -121,6 +124,37 @@ FsOptions CrashFsOptions() {
       case 11:
         if (pick(20) == 0) (void)f.SyncAll();
         break;
+      case 12: {
+        auto e = f.Lookup(root, dir, name);
+        if (e.ok()) (void)f.RemoveXattr(root, e->ino, "user.k" + std::to_string(pick(3)));
+        break;
+      }
+      case 13: {
+        // Every fallocate mode, punching and zeroing across stored data.
+        static constexpr int kModes[] = {0, kFallocKeepSize, kFallocPunchHole | kFallocKeepSize,
+                                         kFallocZeroRange, kFallocZeroRange | kFallocKeepSize};
+        auto e = f.Lookup(root, dir, name);
+        if (e.ok() && e->is_reg()) {
+          uint64_t offset = static_cast<uint64_t>(pick(300)) * 1000;
+          (void)f.Fallocate(root, e->ino, kModes[pick(5)], offset,
+                            static_cast<uint64_t>(pick(100000)) + 1);
+        }
+        break;
+      }
+      case 14: {
+        auto from = f.Lookup(root, dir, name);
+        auto to = f.Lookup(root, other, name2);
+        if (from.ok() && to.ok() && from->is_reg() && to->is_reg()) {
+          CopyRangeRequest req;
+          req.in = from->ino;
+          req.in_offset = static_cast<uint64_t>(pick(200)) * 1000;
+          req.out = to->ino;
+          req.out_offset = static_cast<uint64_t>(pick(200)) * 1000;
+          req.length = static_cast<uint64_t>(pick(200000));
+          (void)f.CopyFileRange(root, req);
+        }
+        break;
+      }
     }
   }
 }

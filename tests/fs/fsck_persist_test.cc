@@ -4,6 +4,7 @@
 #include <random>
 #include <thread>
 
+#include "fs/chunk_value.h"
 #include "fs/inode_record.h"
 #include "fs_test_util.h"
 
@@ -121,7 +122,7 @@ TEST_F(FsckDamageTest, DataAndXattrsLeftForDeletedInode) {
 TEST_F(FsckDamageTest, StrayChunkAndWrongUsage) {
   Populate();
   rocksdb::WriteBatch b;
-  b.Put(data(), ChunkKey(g_, 5), "stray");
+  b.Put(data(), ChunkKey(g_, 5), EncodeInlineChunk("stray"));
   Apply(b);
   FsckReport r = Check();
   EXPECT_TRUE(HasProblem(r, "past the end of the file"));

@@ -55,6 +55,16 @@ TEST_F(NamespaceTest, BucketOfFormatOneIsRefusedClearly) {
   EXPECT_NE(reopened.status().ToString().find("format 1"), std::string::npos)
       << reopened.status().ToString();
   EXPECT_NE(reopened.status().ToString().find("generations"), std::string::npos);
+  // Format 2 kept file data in RocksDB blob files.
+  PutBigEndian64(&old_version, 2);
+  old_version = old_version.substr(8);
+  rocksdb::WriteBatch batch2;
+  batch2.Put(engine_->column_family(kMetaColumnFamily), SystemKey(kSystemFormat), old_version);
+  ASSERT_TRUE(engine_->Write(&batch2).ok());
+  reopened = FileSystem::Open(*engine_, Options());
+  ASSERT_FALSE(reopened.ok());
+  EXPECT_NE(reopened.status().ToString().find("format 2"), std::string::npos)
+      << reopened.status().ToString();
 }
 
 TEST_F(NamespaceTest, CreateThenLookupAndTimestamps) {

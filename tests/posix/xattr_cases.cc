@@ -183,5 +183,55 @@ POSIX_CASE("xattr", "many_attributes") {
   EXPECT_EQ(Get("f", "user.n37"), std::string("value37"));
 }
 
+// One inode's attributes are bounded: names together never more than a
+// listxattr buffer can hold (XATTR_LIST_MAX, 64 KiB), and filling it ends in
+// ENOSPC, after which removing one makes room again.
+POSIX_CASE("xattr", "names_together_are_bounded_with_enospc") {
+  WriteFile("f", "");
+  const std::string stem = "user." + std::string(240, 'n');
+  int set = 0;
+  int err = 0;
+  for (; set < 1000; ++set) {
+    std::string name = stem + std::to_string(1000 + set);
+    if (setxattr("f", name.c_str(), "", 0, 0) != 0) {
+      err = errno;
+      break;
+    }
+  }
+  EXPECT_EQ(err, ENOSPC);
+  EXPECT_TRUE(set > 0);
+  ssize_t size = EXPECT_OK(listxattr("f", nullptr, 0));
+  EXPECT_TRUE(size <= 65536);
+  std::string first = stem + std::to_string(1000);
+  EXPECT_OK(removexattr("f", first.c_str()));
+  EXPECT_OK(setxattr("f", first.c_str(), "", 0, 0));
+}
+
+// Values add up to a bound too: 64 KiB values (the most one may hold)
+// are refused with ENOSPC well before 64 of them.
+POSIX_CASE("xattr", "values_together_are_bounded_with_enospc") {
+  WriteFile("f", "");
+  const std::string value(65536, 'v');
+  int set = 0;
+  int err = 0;
+  for (; set < 64; ++set) {
+    std::string name = "user.v" + std::to_string(set);
+    if (setxattr("f", name.c_str(), value.data(), value.size(), 0) != 0) {
+      err = errno;
+      break;
+    }
+  }
+  EXPECT_EQ(err, ENOSPC);
+  // Small attributes still fit once a big one is gone.
+  if (set > 0) EXPECT_OK(removexattr("f", "user.v0"));
+  EXPECT_OK(setxattr("f", "user.small", "s", 1, 0));
+}
+
+POSIX_CASE("xattr", "value_over_64k_is_e2big") {
+  WriteFile("f", "");
+  std::string value(65537, 'v');
+  EXPECT_ERRNO(setxattr("f", "user.big", value.data(), value.size(), 0), E2BIG);
+}
+
 }  // namespace
 }  // namespace pail::posix

@@ -1,0 +1,127 @@
+#include "engine/data_objects.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "util/failpoint.h"
+
+namespace pail::engine {
+
+namespace {
+constexpr size_t kIdHexDigits = 16;
+constexpr size_t kSpreadHexDigits = 2;
+
+// The prefix spreader: any fixed mixing of the id's bits will do, as long as
+// it never changes (the key is recomputed from the id on every read).
+uint64_t Mix(uint64_t x) {
+  x ^= x >> 33;
+  x *= 0xff51afd7ed558ccdULL;
+  x ^= x >> 33;
+  return x;
+}
+
+bool IsLowerHex(std::string_view s) {
+  for (char c : s) {
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
+  }
+  return true;
+}
+
+// Writes the local copy the disk cache then owns; a failure only costs a
+// later read its request.
+void WriteLocalCopy(const std::string& path, std::string_view body) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) return;
+  size_t done = 0;
+  while (done < body.size()) {
+    ssize_t n = ::pwrite(fd, body.data() + done, body.size() - done, static_cast<off_t>(done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    done += static_cast<size_t>(n);
+  }
+  ::close(fd);
+  if (done != body.size()) ::unlink(path.c_str());
+}
+}  // namespace
+
+DataObjects::DataObjects(std::shared_ptr<ObjectStore> store, DiskCache& cache, uint64_t epoch,
+                         std::function<Status()> check_still_writer)
+    : store_(std::move(store)), cache_(cache), epoch_(epoch),
+      check_still_writer_(std::move(check_still_writer)) {}
+
+uint64_t DataObjects::NewId() {
+  return (epoch_ << kSegmentEpochShift) | next_seq_.fetch_add(1, std::memory_order_relaxed);
+}
+
+std::string DataObjects::Key(uint64_t id) {
+  return fmt::format("{}{:02x}/{:016x}", kDataPrefix, Mix(id) & 0xff, id);
+}
+
+std::optional<uint64_t> DataObjects::ParseKey(const std::string& key) {
+  const size_t prefix = sizeof(kDataPrefix) - 1;
+  if (key.size() != prefix + kSpreadHexDigits + 1 + kIdHexDigits) return std::nullopt;
+  if (key.compare(0, prefix, kDataPrefix) != 0 || key[prefix + kSpreadHexDigits] != '/') {
+    return std::nullopt;
+  }
+  std::string_view hex(key.data() + prefix + kSpreadHexDigits + 1, kIdHexDigits);
+  if (!IsLowerHex(hex)) return std::nullopt;
+  uint64_t id = std::stoull(std::string(hex), nullptr, 16);
+  if (Key(id) != key) return std::nullopt;  // wrong spread digits: not ours
+  return id;
+}
+
+Status DataObjects::Put(uint64_t id, std::string_view body) {
+  const std::string key = Key(id);
+  PAIL_FAILPOINT("data/before_upload");
+  PAIL_ASSIGN_OR_RETURN(std::string etag, store_->Put(key, body));
+  (void)etag;
+  puts_.fetch_add(1, std::memory_order_relaxed);
+  put_bytes_.fetch_add(body.size(), std::memory_order_relaxed);
+  WriteLocalCopy(cache_.PathFor(key), body);
+  cache_.AddComplete(key, body.size());
+  return Status::OK();
+}
+
+Result<size_t> DataObjects::Read(uint64_t id, uint64_t size, uint64_t offset, size_t n, char* out) {
+  return cache_.Read(Key(id), size, offset, n, out);
+}
+
+Status DataObjects::Prefetch(uint64_t id, uint64_t size, uint64_t offset, size_t n) {
+  return cache_.Prefetch(Key(id), size, offset, n);
+}
+
+Status DataObjects::Delete(const std::vector<uint64_t>& ids) {
+  if (ids.empty()) return Status::OK();
+  PAIL_RETURN_IF_ERROR(check_still_writer_());
+  for (uint64_t id : ids) {
+    PAIL_FAILPOINT("data/delete");
+    const std::string key = Key(id);
+    PAIL_RETURN_IF_ERROR(store_->Delete(key));
+    cache_.Remove(key);
+    deletes_.fetch_add(1, std::memory_order_relaxed);
+  }
+  return Status::OK();
+}
+
+Result<std::vector<std::pair<uint64_t, uint64_t>>> DataObjects::List() {
+  PAIL_ASSIGN_OR_RETURN(auto listing, ListAll(*store_, kDataPrefix));
+  std::vector<std::pair<uint64_t, uint64_t>> out;
+  out.reserve(listing.size());
+  for (const ObjectMeta& meta : listing) {
+    std::optional<uint64_t> id = ParseKey(meta.key);
+    if (!id) {
+      spdlog::warn("data objects: skipping foreign key {}", meta.key);
+      continue;
+    }
+    out.emplace_back(*id, meta.size);
+  }
+  return out;
+}
+
+}  // namespace pail::engine

@@ -1,0 +1,77 @@
+// DataObjects: the bucket's file-data objects ("segments"), each written
+// whole once and never changed.
+//
+// Key layout:
+//   data/<hh>/<id>   id: 16 lowercase hex digits; hh: 2 hex digits of a hash
+//                    of the id, so that the writes of one writer spread over
+//                    256 key prefixes (S3 scales request rates per prefix).
+// An id is the writer's epoch in its high kSegmentEpochShift.. bits and a
+// sequence number within the epoch below, so ids never repeat across
+// writers and a fenced writer's objects are told apart by their epoch.
+//
+// What a segment holds is the filesystem's business (docs/FORMAT.md); this
+// class only stores, caches and deletes them:
+//  - Put uploads the body, then keeps a local copy in the disk cache, so a
+//    read soon after a write costs no request.
+//  - Read and Prefetch go through the disk cache, one ranged GET per run of
+//    missing 64 KiB extents.
+//  - Delete first checks that no newer writer owns the bucket; a fenced
+//    writer deletes nothing.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/disk_cache.h"
+#include "objstore/object_store.h"
+
+namespace pail::engine {
+
+constexpr char kDataPrefix[] = "data/";
+constexpr int kSegmentEpochShift = 40;
+
+class DataObjects {
+ public:
+  DataObjects(std::shared_ptr<ObjectStore> store, DiskCache& cache, uint64_t epoch,
+              std::function<Status()> check_still_writer);
+
+  // A fresh id of this writer.
+  uint64_t NewId();
+  uint64_t epoch() const { return epoch_; }
+
+  static std::string Key(uint64_t id);
+  // The id of a data object's key; nullopt for anything else.
+  static std::optional<uint64_t> ParseKey(const std::string& key);
+  static uint64_t EpochOf(uint64_t id) { return id >> kSegmentEpochShift; }
+
+  Status Put(uint64_t id, std::string_view body);
+  // Reads [offset, offset + n) of object `id` whose size is `size`.
+  Result<size_t> Read(uint64_t id, uint64_t size, uint64_t offset, size_t n, char* out);
+  Status Prefetch(uint64_t id, uint64_t size, uint64_t offset, size_t n);
+  // Deletes the objects unless this writer is fenced.
+  Status Delete(const std::vector<uint64_t>& ids);
+  // Every data object in the bucket (ids and sizes).
+  Result<std::vector<std::pair<uint64_t, uint64_t>>> List();
+
+  uint64_t puts() const { return puts_.load(std::memory_order_relaxed); }
+  uint64_t put_bytes() const { return put_bytes_.load(std::memory_order_relaxed); }
+  uint64_t deletes() const { return deletes_.load(std::memory_order_relaxed); }
+
+ private:
+  std::shared_ptr<ObjectStore> store_;
+  DiskCache& cache_;
+  const uint64_t epoch_;
+  std::function<Status()> check_still_writer_;
+  std::atomic<uint64_t> next_seq_{1};
+  std::atomic<uint64_t> puts_{0};
+  std::atomic<uint64_t> put_bytes_{0};
+  std::atomic<uint64_t> deletes_{0};
+};
+
+}  // namespace pail::engine

@@ -1,0 +1,77 @@
+// Values of the data column family (docs/FORMAT.md, "Data keys"): a chunk is
+// stored either inline, its bytes in the value, or as an extent of a data
+// object ("segment") in the bucket. Also the segment usage record and the
+// per-chunk compression both kinds of value share.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include <rocksdb/merge_operator.h>
+
+namespace pail::fs {
+
+// First byte of every chunk value.
+inline constexpr uint8_t kChunkInline = 0x01;  // 01 | chunk bytes, trailing zeros removed
+inline constexpr uint8_t kChunkExtent = 0x02;  // 02 | extent (kExtentValueBytes - 1 bytes)
+inline constexpr size_t kExtentValueBytes = 1 + 8 + 4 + 4 + 4 + 1;
+
+// How an extent's bytes are stored in its segment.
+enum class ChunkCodec : uint8_t { kNone = 0, kZstd = 1, kLz4 = 2 };
+
+// Where a chunk's bytes live in a segment.
+struct ChunkExtent {
+  uint64_t segment = 0;
+  uint32_t offset = 0;      // in the segment
+  uint32_t stored_len = 0;  // bytes in the segment
+  uint32_t plain_len = 0;   // the chunk's bytes without trailing zeros
+  ChunkCodec codec = ChunkCodec::kNone;
+};
+
+// A decoded chunk value.
+struct StoredChunk {
+  bool is_extent = false;
+  std::string_view inline_bytes;  // when !is_extent; points into the value
+  ChunkExtent extent;             // when is_extent
+  uint64_t plain_len() const { return is_extent ? extent.plain_len : inline_bytes.size(); }
+};
+
+std::string EncodeInlineChunk(std::string_view bytes);
+std::string EncodeExtentChunk(const ChunkExtent& e);
+// False for a value no writer produces (unknown tag, wrong length, an
+// extent longer than a chunk).
+bool DecodeChunk(std::string_view value, StoredChunk* out);
+
+// The compression setting for file data: "zstd-N", "lz4" or "none" (the
+// engine's compression option, parsed the same way).
+struct DataCompression {
+  ChunkCodec codec = ChunkCodec::kZstd;
+  int level = 3;
+};
+DataCompression ParseDataCompression(std::string_view spec);
+
+// Compresses `plain` (at most one chunk) for a segment, appending to `out`.
+// Incompressible bytes (random data, media, already compressed files) are
+// found by compressing a sample with LZ4 first, which costs a few
+// microseconds per chunk, and are stored as they are; so is anything the
+// codec does not shrink by at least 1/32. Returns the codec used.
+ChunkCodec CompressChunk(const DataCompression& setting, std::string_view plain, std::string* out);
+// Writes the extent's `plain_len` bytes to `dst`; false when the stored
+// bytes do not decode to exactly that many.
+bool DecompressChunk(ChunkCodec codec, std::string_view stored, uint32_t plain_len, char* dst);
+
+// The usage record of a segment: total bytes of the object and the bytes
+// of its extents that committed chunk values point at. Stored as two
+// little-endian int64 and updated only by merge operands of the same shape,
+// which SegmentUsageMerge adds, so no writer ever reads it to change it.
+struct SegmentUsage {
+  int64_t total_bytes = 0;
+  int64_t live_bytes = 0;
+};
+std::string EncodeSegmentUsage(const SegmentUsage& u);
+bool DecodeSegmentUsage(std::string_view in, SegmentUsage* u);
+std::shared_ptr<rocksdb::MergeOperator> SegmentUsageMerge();
+
+}  // namespace pail::fs

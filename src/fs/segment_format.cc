@@ -1,0 +1,92 @@
+#include "fs/segment_format.h"
+
+#include <cstring>
+
+#include "fs/key_codec.h"
+
+namespace pail::fs {
+
+namespace {
+void PutU32(std::string* out, uint32_t v) {
+  for (int shift = 24; shift >= 0; shift -= 8) out->push_back(static_cast<char>(v >> shift));
+}
+uint32_t GetU32(const char* p) {
+  uint32_t v = 0;
+  for (int i = 0; i < 4; ++i) v = (v << 8) | static_cast<uint8_t>(p[i]);
+  return v;
+}
+}  // namespace
+
+SegmentBuilder::SegmentBuilder(uint64_t segment, DataCompression compression)
+    : segment_(segment), compression_(compression) {}
+
+ChunkExtent SegmentBuilder::Add(Ino ino, uint64_t index, std::string_view plain) {
+  ChunkExtent e;
+  e.segment = segment_;
+  e.offset = static_cast<uint32_t>(body_.size());
+  e.plain_len = static_cast<uint32_t>(plain.size());
+  e.codec = CompressChunk(compression_, plain, &body_);
+  e.stored_len = static_cast<uint32_t>(body_.size() - e.offset);
+  entries_.push_back({ino, index, e.offset, e.stored_len});
+  return e;
+}
+
+ChunkExtent SegmentBuilder::AddStored(Ino ino, uint64_t index, const ChunkExtent& from,
+                                      std::string_view stored) {
+  ChunkExtent e = from;
+  e.segment = segment_;
+  e.offset = static_cast<uint32_t>(body_.size());
+  body_.append(stored);
+  entries_.push_back({ino, index, e.offset, e.stored_len});
+  return e;
+}
+
+std::string SegmentBuilder::Finish() {
+  std::string out = std::move(body_);
+  out.reserve(out.size() + entries_.size() * kSegmentEntryBytes + kSegmentTrailerBytes);
+  for (const SegmentEntry& e : entries_) {
+    PutBigEndian64(&out, e.ino);
+    PutBigEndian64(&out, e.index);
+    PutU32(&out, e.offset);
+    PutU32(&out, e.stored_len);
+  }
+  PutU32(&out, static_cast<uint32_t>(entries_.size()));
+  out.append(kSegmentMagic, 8);
+  entries_.clear();
+  body_.clear();
+  return out;
+}
+
+bool ParseSegmentFooter(std::string_view tail, uint64_t size, std::vector<SegmentEntry>* entries,
+                        uint64_t* need) {
+  entries->clear();
+  *need = 0;
+  if (size < kSegmentTrailerBytes || tail.size() > size) return false;
+  if (tail.size() < kSegmentTrailerBytes) {
+    *need = kSegmentTrailerBytes;
+    return true;
+  }
+  const char* trailer = tail.data() + tail.size() - kSegmentTrailerBytes;
+  if (std::memcmp(trailer + 4, kSegmentMagic, 8) != 0) return false;
+  const uint64_t count = GetU32(trailer);
+  const uint64_t footer = count * kSegmentEntryBytes + kSegmentTrailerBytes;
+  if (footer > size) return false;
+  if (tail.size() < footer) {
+    *need = footer;
+    return true;
+  }
+  const uint64_t extents_end = size - footer;
+  const char* p = tail.data() + tail.size() - footer;
+  entries->reserve(count);
+  for (uint64_t i = 0; i < count; ++i, p += kSegmentEntryBytes) {
+    SegmentEntry e{GetBigEndian64(p), GetBigEndian64(p + 8), GetU32(p + 16), GetU32(p + 20)};
+    if (e.stored_len == 0 || e.offset + static_cast<uint64_t>(e.stored_len) > extents_end) {
+      entries->clear();
+      return false;
+    }
+    entries->push_back(e);
+  }
+  return true;
+}
+
+}  // namespace pail::fs

@@ -1,0 +1,258 @@
+// The segment collector: returns the space of deleted and overwritten file
+// data to the bucket (docs/FORMAT.md, "Segments").
+//
+// Each round reads the usage records. A segment no committed value points
+// at (live bytes 0) and that no uploaded, uncommitted chunk references is
+// dead: its record goes in one batch, and its object is deleted once
+// dead_segment_grace has passed and a sync has made that batch durable, so
+// neither a restart nor a newer writer can find a value pointing into a
+// deleted object. While garbage inside live segments exceeds its budget,
+// the emptiest segments have their live extents copied into new segments
+// (the footer lists every extent's chunk; a value still pointing at the
+// extent is what makes it live), after which they die in turn.
+#include <algorithm>
+
+#include <spdlog/spdlog.h>
+
+#include "engine/data_objects.h"
+#include "fs/filesystem_impl.h"
+
+namespace pail::fs {
+
+namespace {
+// Garbage inside live segments allowed before the emptiest are rewritten:
+// a sixteenth of the live bytes plus a fixed allowance, so a small
+// filesystem does not rewrite segments for a few stray extents.
+constexpr int64_t kGarbageAllowanceBytes = 32ll << 20;
+constexpr int64_t kGarbageLiveDivisor = 16;
+// Segments at most this full are rewritten whatever the budget says.
+constexpr double kRewriteLiveFraction = 0.5;
+// Live bytes moved per round, so a round stays short.
+constexpr int64_t kRelocateBytesPerRound = 256ll << 20;
+// The listing that finds objects no record names (a crash between upload
+// and registration, or a fenced writer's last uploads) runs this often.
+constexpr std::chrono::hours kOrphanSweepInterval{1};
+constexpr uint64_t kFooterProbeBytes = 64 * 1024;
+}  // namespace
+
+FsStatus FileSystemImpl::CollectSegments() {
+  struct Usage {
+    uint64_t id;
+    SegmentUsage usage;
+  };
+  std::vector<Usage> records;
+  {
+    std::string prefix = KindPrefix(kKindSegment);
+    std::string upper = KindPrefix(kKindSegment + 1);
+    rocksdb::Slice upper_slice(upper);
+    rocksdb::ReadOptions ro;
+    ro.iterate_upper_bound = &upper_slice;
+    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, meta_));
+    for (it->Seek(prefix); it->Valid(); it->Next()) {
+      Usage u{0, {}};
+      if (it->key().size() != 9 || !DecodeSegmentUsage(it->value().ToStringView(), &u.usage)) {
+        spdlog::error("fs: a segment usage record is damaged; collection stopped");
+        return FsError{EIO};
+      }
+      u.id = KeyIno(it->key().ToStringView());
+      records.push_back(u);
+    }
+    if (!it->status().ok()) return EngineError(it->status());
+  }
+  int64_t live = 0, garbage = 0;
+  std::vector<Usage> candidates;
+  rocksdb::WriteBatch dead_batch;
+  std::vector<uint64_t> dead;
+  {
+    MutexLock g(&segments_mu_);
+    for (const Usage& u : records) {
+      auto st = segments_.find(u.id);
+      const bool pending = st != segments_.end() && st->second.pending > 0;
+      live += std::max<int64_t>(0, u.usage.live_bytes);
+      if (pending) continue;
+      if (u.usage.live_bytes <= 0) {
+        // With no uncommitted reference, nothing can point into it again:
+        // every commit that added to it is visible to the read above.
+        dead_batch.Delete(meta_, SegmentKey(u.id));
+        dead.push_back(u.id);
+        continue;
+      }
+      garbage += u.usage.total_bytes - u.usage.live_bytes;
+      candidates.push_back(u);
+    }
+  }
+  segment_live_bytes_ = live;
+  if (!dead.empty()) {
+    Status s = engine_.Write(&dead_batch);
+    engine_writes_++;
+    if (!s.ok()) return EngineError(s);
+    const auto when = std::chrono::steady_clock::now() + options_.dead_segment_grace;
+    MutexLock g(&segments_mu_);
+    for (uint64_t id : dead) dying_.emplace_back(id, when);
+  }
+
+  // Rewrite the emptiest segments while garbage is over budget.
+  std::sort(candidates.begin(), candidates.end(), [](const Usage& a, const Usage& b) {
+    return a.usage.live_bytes * b.usage.total_bytes < b.usage.live_bytes * a.usage.total_bytes;
+  });
+  int64_t moved = 0;
+  for (const Usage& u : candidates) {
+    const double fraction =
+        static_cast<double>(u.usage.live_bytes) / static_cast<double>(std::max<int64_t>(1, u.usage.total_bytes));
+    const bool over_budget = garbage > live / kGarbageLiveDivisor + kGarbageAllowanceBytes;
+    if (!over_budget && fraction > kRewriteLiveFraction) break;
+    if (moved >= kRelocateBytesPerRound) break;
+    FsStatus s = RelocateSegment(u.id, static_cast<uint64_t>(u.usage.total_bytes));
+    if (!s.ok()) return s;
+    moved += u.usage.live_bytes;
+    garbage -= u.usage.total_bytes - u.usage.live_bytes;
+  }
+
+  // Delete the objects whose grace has passed, once the batches that
+  // killed them are durable.
+  std::vector<uint64_t> expired;
+  {
+    const auto now = std::chrono::steady_clock::now();
+    MutexLock g(&segments_mu_);
+    for (const auto& [id, when] : dying_) {
+      if (when <= now) expired.push_back(id);
+    }
+  }
+  if (!expired.empty()) {
+    Status s = engine_.Sync();
+    if (s.ok()) s = engine_.data_objects().Delete(expired);
+    if (!s.ok()) return EngineError(s);
+    segments_deleted_ += expired.size();
+    MutexLock g(&segments_mu_);
+    std::erase_if(dying_, [&](const auto& d) {
+      return std::find(expired.begin(), expired.end(), d.first) != expired.end();
+    });
+    for (uint64_t id : expired) segments_.erase(id);
+  }
+
+  const auto now = std::chrono::steady_clock::now();
+  if (!swept_orphans_ || now >= next_orphan_sweep_) {
+    FsStatus s = SweepOrphanSegments();
+    if (!s.ok()) return s;
+    swept_orphans_ = true;
+    next_orphan_sweep_ = now + kOrphanSweepInterval;
+  }
+  return {};
+}
+
+FsStatus FileSystemImpl::RelocateSegment(uint64_t segment, uint64_t size) {
+  engine::DataObjects& objects = engine_.data_objects();
+  // The footer.
+  std::vector<SegmentEntry> entries;
+  uint64_t want = std::min(size, kFooterProbeBytes);
+  for (;;) {
+    std::string tail(want, '\0');
+    Result<size_t> n = objects.Read(segment, size, size - want, want, tail.data());
+    if (!n.ok()) return EngineError(n.status());
+    uint64_t need = 0;
+    if (!ParseSegmentFooter(std::string_view(tail.data(), *n), size, &entries, &need)) {
+      spdlog::error("fs: segment {:016x} has a damaged footer; not collected", segment);
+      return {};
+    }
+    if (need == 0) break;
+    if (need <= want) return FsError{EIO};
+    want = need;
+  }
+  // Its live extents: those whose chunk value still points at them.
+  struct Live {
+    SegmentEntry entry;
+    ChunkExtent extent;
+    std::string stored;
+  };
+  std::vector<Live> live;
+  for (const SegmentEntry& e : entries) {
+    FsResult<std::optional<std::string>> value = GetChunkValue(e.ino, e.index);
+    if (!value.ok()) return value.status();
+    StoredChunk c;
+    if (!value->has_value() || !DecodeChunk(**value, &c) || !c.is_extent) continue;
+    if (c.extent.segment != segment || c.extent.offset != e.offset) continue;
+    live.push_back({e, c.extent, {}});
+  }
+  // Read them (the disk cache turns adjacent extents into one request).
+  for (Live& l : live) {
+    l.stored.resize(l.extent.stored_len);
+    Result<size_t> n = objects.Read(segment, size, l.extent.offset, l.stored.size(), l.stored.data());
+    if (!n.ok()) return EngineError(n.status());
+    if (*n != l.stored.size()) return FsError{EIO};
+  }
+  // Into new segments, then each value is switched under its file's lock
+  // if it still points at the old extent and no unflushed write covers it.
+  size_t i = 0;
+  while (i < live.size()) {
+    const size_t target = std::max<size_t>(4 * kChunkSize, options_.segment_bytes);
+    SegmentBuilder builder(objects.NewId(), compression_);
+    std::vector<std::pair<size_t, ChunkExtent>> placed;
+    for (; i < live.size() && builder.bytes() < target; ++i) {
+      placed.emplace_back(i, builder.AddStored(live[i].entry.ino, live[i].entry.index,
+                                               live[i].extent, live[i].stored));
+      std::string().swap(live[i].stored);
+    }
+    const uint64_t new_id = builder.segment();
+    AddPending(new_id, static_cast<int64_t>(placed.size()));
+    FsStatus put = PutSegment(builder, nullptr);
+    if (!put.ok()) {
+      AddPending(new_id, -static_cast<int64_t>(placed.size()));
+      return put;
+    }
+    FsStatus result;
+    for (const auto& [k, extent] : placed) {
+      const Live& l = live[k];
+      InodeLocks lock(locks_, {l.entry.ino});
+      if (DirtyFile* f = FindDirty(l.entry.ino); f != nullptr && f->chunks.count(l.entry.index)) {
+        continue;  // about to be replaced anyway; its commit frees the old extent
+      }
+      FsResult<std::optional<std::string>> value = GetChunkValue(l.entry.ino, l.entry.index);
+      if (!value.ok()) {
+        result = value.status();
+        break;
+      }
+      StoredChunk c;
+      if (!value->has_value() || !DecodeChunk(**value, &c) || !c.is_extent ||
+          c.extent.segment != segment || c.extent.offset != l.extent.offset) {
+        continue;
+      }
+      Txn txn;
+      txn.batch.Put(data_, ChunkKey(l.entry.ino, l.entry.index), EncodeExtentChunk(extent));
+      txn.segment_live[extent.segment] += extent.stored_len;
+      txn.segment_live[segment] -= l.extent.stored_len;
+      FsStatus s = Commit(txn);
+      if (!s.ok()) {
+        result = s;
+        break;
+      }
+    }
+    AddPending(new_id, -static_cast<int64_t>(placed.size()));
+    if (!result.ok()) return result;
+  }
+  segments_relocated_++;
+  return {};
+}
+
+FsStatus FileSystemImpl::SweepOrphanSegments() {
+  engine::DataObjects& objects = engine_.data_objects();
+  Result<std::vector<std::pair<uint64_t, uint64_t>>> listed = objects.List();
+  if (!listed.ok()) return EngineError(listed.status());
+  std::vector<uint64_t> orphans;
+  {
+    MutexLock g(&segments_mu_);
+    for (const auto& [id, size] : *listed) {
+      // This writer's own objects may be on their way to a record.
+      if (engine::DataObjects::EpochOf(id) >= objects.epoch()) continue;
+      if (segments_.count(id) == 0) orphans.push_back(id);
+    }
+  }
+  if (orphans.empty()) return {};
+  spdlog::info("fs: deleting {} data objects no record names (left by a crash or a fenced writer)",
+               orphans.size());
+  Status s = objects.Delete(orphans);
+  if (!s.ok()) return EngineError(s);
+  segments_deleted_ += orphans.size();
+  return {};
+}
+
+}  // namespace pail::fs

@@ -1,0 +1,387 @@
+// Segments from the filesystem's side: uploading full chunks of big files
+// (in the background and at commits), reading extents back with read-ahead,
+// and the bookkeeping that keeps the collector away from segments still
+// being filled in (docs/FORMAT.md, "Segments").
+#include <algorithm>
+#include <cstring>
+
+#include <spdlog/spdlog.h>
+
+#include "engine/data_objects.h"
+#include "fs/filesystem_impl.h"
+#include "util/failpoint.h"
+
+namespace pail::fs {
+
+namespace {
+// Files up to this size keep their data inline in the metadata: one small
+// value costs less than a segment extent and its later collection.
+constexpr uint64_t kInlineFileBytes = 64 * 1024;
+// Extents of one segment closer than this are read with one request.
+constexpr uint64_t kCoalesceGapBytes = 64 * 1024;
+// One read of a segment is at most this long.
+constexpr uint64_t kMaxRunBytes = 4ull << 20;
+// How far ahead of a sequential reader segments are fetched, and in
+// requests of what size.
+constexpr uint64_t kReadAheadBytes = 16ull << 20;
+constexpr uint64_t kReadAheadRequestBytes = 2ull << 20;
+constexpr size_t kReadAheadFiles = 1024;
+
+size_t TrimmedLength(const std::string& bytes) {
+  size_t len = bytes.size();
+  while (len > 0 && bytes[len - 1] == 0) --len;
+  return len;
+}
+
+// What an upload task waits for: its sibling uploads of one pass.
+struct UploadPass {
+  Mutex mu;
+  CondVar cv{&mu};
+  int outstanding GUARDED_BY(mu) = 0;
+  FsStatus first_error GUARDED_BY(mu);
+};
+
+struct UploadMember {
+  Ino ino;
+  uint64_t index;
+  uint64_t version;
+  std::string bytes;
+};
+}  // namespace
+
+bool FileSystemImpl::BelongsInSegment(uint64_t size, uint64_t index) {
+  return size > kInlineFileBytes && index < size / kChunkSize;
+}
+
+FsStatus FileSystemImpl::PutSegment(SegmentBuilder& builder, Txn* txn) {
+  const uint64_t id = builder.segment();
+  const std::string body = builder.Finish();
+  Status s = engine_.data_objects().Put(id, body);
+  if (s.ok()) s = Failpoint("data/after_upload");
+  if (!s.ok()) return EngineError(s);
+  segment_puts_++;
+  segment_put_bytes_ += body.size();
+  {
+    MutexLock g(&segments_mu_);
+    segments_[id].size = body.size();
+  }
+  const std::string usage = EncodeSegmentUsage({static_cast<int64_t>(body.size()), 0});
+  if (txn != nullptr) {
+    txn->batch.Merge(meta_, SegmentKey(id), usage);
+    return {};
+  }
+  rocksdb::WriteBatch batch;
+  batch.Merge(meta_, SegmentKey(id), usage);
+  Status w = engine_.Write(&batch);
+  engine_writes_++;
+  if (!w.ok()) return EngineError(w);
+  return {};
+}
+
+FsResult<uint64_t> FileSystemImpl::SegmentSize(uint64_t segment) {
+  MutexLock g(&segments_mu_);
+  auto it = segments_.find(segment);
+  if (it == segments_.end() || it->second.size == 0) {
+    spdlog::error("fs: a chunk points into segment {:016x}, which is not registered", segment);
+    return FsError{EIO};
+  }
+  return it->second.size;
+}
+
+void FileSystemImpl::AddPending(uint64_t segment, int64_t n) {
+  MutexLock g(&segments_mu_);
+  segments_[segment].pending += n;
+}
+
+Status FileSystemImpl::LoadSegments() {
+  std::string prefix = KindPrefix(kKindSegment);
+  std::string upper = KindPrefix(kKindSegment + 1);
+  rocksdb::Slice upper_slice(upper);
+  rocksdb::ReadOptions ro;
+  ro.iterate_upper_bound = &upper_slice;
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, meta_));
+  MutexLock g(&segments_mu_);
+  for (it->Seek(prefix); it->Valid(); it->Next()) {
+    SegmentUsage u;
+    if (it->key().size() != 9 || !DecodeSegmentUsage(it->value().ToStringView(), &u)) {
+      return Status::Corruption("a segment usage record is damaged");
+    }
+    segments_[KeyIno(it->key().ToStringView())].size = static_cast<uint64_t>(u.total_bytes);
+  }
+  return engine::FromRocks(it->status());
+}
+
+FsResult<std::optional<std::string>> FileSystemImpl::GetChunkValue(Ino ino, uint64_t index) {
+  std::string value;
+  rocksdb::Status rs = db_->Get(rocksdb::ReadOptions(), data_, ChunkKey(ino, index), &value);
+  if (rs.IsNotFound()) return std::optional<std::string>();
+  if (!rs.ok()) return EngineError(rs);
+  return std::optional<std::string>(std::move(value));
+}
+
+void FileSystemImpl::ForgetStoredValue(Txn& txn, const StoredChunk& old) {
+  if (old.is_extent) txn.segment_live[old.extent.segment] -= old.extent.stored_len;
+}
+
+FsStatus FileSystemImpl::LoadChunkBytes(const StoredChunk& chunk, std::string* out) {
+  if (!chunk.is_extent) {
+    out->assign(chunk.inline_bytes);
+    return {};
+  }
+  out->assign(chunk.extent.plain_len, '\0');
+  std::vector<ExtentRead> read{{chunk.extent, 0, chunk.extent.plain_len, 0}};
+  return ReadExtents(read, out->data());
+}
+
+FsStatus FileSystemImpl::ReadExtents(std::vector<ExtentRead>& reads, char* out) {
+  // The bytes of the segment a read needs: just the wanted slice of a
+  // stored (uncompressed) extent, the whole extent of a compressed one.
+  auto span = [](const ExtentRead& r) {
+    if (r.extent.codec == ChunkCodec::kNone) {
+      return std::pair<uint64_t, uint64_t>(r.extent.offset + r.from, r.extent.offset + r.from + r.length);
+    }
+    return std::pair<uint64_t, uint64_t>(r.extent.offset, r.extent.offset + r.extent.stored_len);
+  };
+  std::sort(reads.begin(), reads.end(), [&](const ExtentRead& a, const ExtentRead& b) {
+    return a.extent.segment != b.extent.segment ? a.extent.segment < b.extent.segment
+                                                : span(a).first < span(b).first;
+  });
+  std::string buffer;
+  std::string plain;
+  for (size_t i = 0; i < reads.size();) {
+    const uint64_t segment = reads[i].extent.segment;
+    auto [run_start, run_end] = span(reads[i]);
+    size_t j = i + 1;
+    while (j < reads.size() && reads[j].extent.segment == segment) {
+      auto [s, e] = span(reads[j]);
+      if (s > run_end + kCoalesceGapBytes || std::max(run_end, e) - run_start > kMaxRunBytes) break;
+      run_end = std::max(run_end, e);
+      ++j;
+    }
+    FsResult<uint64_t> size = SegmentSize(segment);
+    if (!size.ok()) return size.status();
+    buffer.resize(run_end - run_start);
+    Result<size_t> n =
+        engine_.data_objects().Read(segment, *size, run_start, buffer.size(), buffer.data());
+    if (!n.ok()) return EngineError(n.status());
+    if (*n != buffer.size()) {
+      spdlog::error("fs: segment {:016x} is shorter than its extents", segment);
+      return FsError{EIO};
+    }
+    for (size_t k = i; k < j; ++k) {
+      const ExtentRead& r = reads[k];
+      const char* stored = buffer.data() + (span(r).first - run_start);
+      if (r.extent.codec == ChunkCodec::kNone) {
+        std::memcpy(out + r.dst, stored, r.length);
+        continue;
+      }
+      plain.resize(r.extent.plain_len);
+      if (!DecompressChunk(r.extent.codec, std::string_view(stored, r.extent.stored_len),
+                           r.extent.plain_len, plain.data())) {
+        spdlog::error("fs: an extent of segment {:016x} at {} does not decompress", segment,
+                      r.extent.offset);
+        return FsError{EIO};
+      }
+      std::memcpy(out + r.dst, plain.data() + r.from, r.length);
+    }
+    i = j;
+  }
+  return {};
+}
+
+void FileSystemImpl::RequestUpload(bool all) {
+  {
+    MutexLock g(&upload_mu_);
+    upload_requested_ = true;
+    upload_all_ = upload_all_ || all;
+  }
+  upload_cv_.Signal();
+}
+
+void FileSystemImpl::UploadLoop() {
+  MutexLock g(&upload_mu_);
+  while (!upload_stopping_) {
+    while (!upload_requested_ && !upload_stopping_) upload_cv_.Wait();
+    if (upload_stopping_) break;
+    const bool all = upload_all_;
+    upload_requested_ = upload_all_ = false;
+    upload_mu_.Unlock();
+    FsStatus s = UploadEligible(all);
+    upload_mu_.Lock();
+    upload_rounds_++;
+    upload_done_cv_.SignalAll();
+    if (!s.ok()) {
+      spdlog::warn("fs: uploading file data failed (errno {}); retrying", s.error());
+      upload_cv_.WaitFor(std::chrono::seconds(1));
+    }
+  }
+}
+
+FsStatus FileSystemImpl::UploadEligible(bool all) {
+  const size_t target = std::max<size_t>(
+      4 * kChunkSize, std::min(options_.segment_bytes, options_.write_back_bytes / 4));
+  std::vector<Ino> inos;
+  {
+    MutexLock g(&dirty_mu_);
+    inos.reserve(dirty_.size());
+    for (const auto& [ino, f] : dirty_) inos.push_back(ino);
+  }
+  std::sort(inos.begin(), inos.end());
+  if (!all) {
+    // Streaming: only when a whole segment's worth waits.
+    size_t eligible = 0;
+    for (Ino ino : inos) {
+      InodeLocks lock(locks_, {ino});
+      DirtyFile* f = FindDirty(ino);
+      if (f == nullptr) continue;
+      for (const auto& [index, c] : f->chunks) {
+        if (!c.uploaded && !c.uploading && BelongsInSegment(f->inode.size, index)) {
+          eligible += c.data.size();
+        }
+      }
+      if (eligible >= target) break;
+    }
+    if (eligible < target) return {};
+  }
+
+  auto pass = std::make_shared<UploadPass>();
+  std::vector<UploadMember> members;
+  size_t collected = 0;
+  auto submit = [&] {
+    if (members.empty()) return;
+    const uint64_t id = engine_.data_objects().NewId();
+    // Protected from the collector from before its record exists.
+    AddPending(id, static_cast<int64_t>(members.size()));
+    {
+      MutexLock g(&pass->mu);
+      pass->outstanding++;
+    }
+    upload_pool_->Submit([this, pass, id, members = std::move(members)]() mutable {
+      SegmentBuilder builder(id, compression_);
+      std::vector<ChunkExtent> extents;
+      extents.reserve(members.size());
+      for (UploadMember& m : members) {
+        extents.push_back(builder.Add(m.ino, m.index, m.bytes));
+        std::string().swap(m.bytes);
+      }
+      FsStatus s = PutSegment(builder, nullptr);
+      int64_t unused = 0;
+      for (size_t i = 0; i < members.size(); ++i) {
+        const UploadMember& m = members[i];
+        InodeLocks lock(locks_, {m.ino});
+        DirtyFile* f = FindDirty(m.ino);
+        auto it = f == nullptr ? decltype(f->chunks)::iterator() : f->chunks.find(m.index);
+        if (f == nullptr || it == f->chunks.end() || it->second.version != m.version ||
+            it->second.uploaded) {
+          unused++;  // rewritten or committed meanwhile: this extent is garbage
+          continue;
+        }
+        DirtyChunk& c = it->second;
+        c.uploading = false;
+        if (!s.ok()) continue;
+        AddMemory(*f, -static_cast<int64_t>(c.data.size()));
+        std::string().swap(c.data);
+        c.uploaded = true;
+        c.extent = extents[i];
+      }
+      AddPending(id, s.ok() ? -unused : -static_cast<int64_t>(members.size()));
+      {
+        MutexLock g(&dirty_mu_);
+        memory_cv_.SignalAll();
+      }
+      MutexLock g(&pass->mu);
+      if (!s.ok() && pass->first_error.ok()) pass->first_error = s;
+      pass->outstanding--;
+      pass->cv.SignalAll();
+    });
+    members.clear();
+    collected = 0;
+  };
+  for (size_t i = 0; i < inos.size();) {
+    bool more = false;  // the file still has chunks once this segment is full
+    {
+      InodeLocks lock(locks_, {inos[i]});
+      DirtyFile* f = FindDirty(inos[i]);
+      if (f != nullptr) {
+        for (auto& [index, c] : f->chunks) {
+          if (c.uploaded || c.uploading || !BelongsInSegment(f->inode.size, index)) continue;
+          const size_t len = TrimmedLength(c.data);
+          if (len == 0) continue;
+          if (collected >= target) {
+            more = true;
+            break;
+          }
+          c.uploading = true;
+          members.push_back({inos[i], index, c.version, c.data.substr(0, len)});
+          collected += len;
+        }
+      }
+    }
+    // Submitting may wait for a free upload slot: never with a lock held.
+    if (collected >= target) submit();
+    if (!more) ++i;
+  }
+  submit();
+  MutexLock g(&pass->mu);
+  while (pass->outstanding > 0) pass->cv.Wait();
+  return pass->first_error;
+}
+
+void FileSystemImpl::ReadAhead(Ino ino, uint64_t offset, uint64_t end, uint64_t size) {
+  uint64_t from, to;
+  {
+    MutexLock g(&readahead_mu_);
+    if (readahead_.size() > kReadAheadFiles) readahead_.clear();
+    ReadAheadState& st = readahead_[ino];
+    const bool sequential = offset == st.next_offset;
+    st.next_offset = end;
+    if (!sequential) {
+      st.prefetched = 0;
+      return;
+    }
+    from = std::max(end, st.prefetched);
+    to = std::min(size, end + kReadAheadBytes);
+    // Top the window up in big steps, not one request per read.
+    if (to <= from || (to - from < kReadAheadBytes / 2 && to != size)) return;
+    st.prefetched = to;
+  }
+  // The extents ahead, as the engine has them now; a value replaced
+  // meanwhile only makes the read-ahead useless, never wrong.
+  rocksdb::ReadOptions ro;
+  std::string upper = ChunkKey(ino, ChunkCount(to));
+  rocksdb::Slice upper_slice(upper);
+  ro.iterate_upper_bound = &upper_slice;
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, data_));
+  struct Run {
+    uint64_t segment, start, end;
+  };
+  std::vector<Run> runs;
+  for (it->Seek(ChunkKey(ino, from / kChunkSize)); it->Valid(); it->Next()) {
+    StoredChunk c;
+    if (!DecodeChunk(it->value().ToStringView(), &c) || !c.is_extent) continue;
+    const uint64_t s = c.extent.offset, e = s + c.extent.stored_len;
+    if (!runs.empty() && runs.back().segment == c.extent.segment && s >= runs.back().end &&
+        s <= runs.back().end + kCoalesceGapBytes &&
+        e - runs.back().start <= kReadAheadRequestBytes) {
+      runs.back().end = e;
+    } else {
+      runs.push_back({c.extent.segment, s, e});
+    }
+  }
+  for (const Run& run : runs) {
+    FsResult<uint64_t> seg_size = SegmentSize(run.segment);
+    if (!seg_size.ok()) return;
+    const bool queued = prefetch_pool_->TrySubmit([this, run, total = *seg_size] {
+      Status s = engine_.data_objects().Prefetch(run.segment, total, run.start, run.end - run.start);
+      if (!s.ok()) spdlog::debug("fs: read-ahead of segment {:016x}: {}", run.segment, s.ToString());
+    });
+    if (!queued) {
+      // The pool is busy: what is not queued is fetched when read.
+      MutexLock g(&readahead_mu_);
+      readahead_[ino].prefetched = 0;
+      return;
+    }
+  }
+}
+
+}  // namespace pail::fs
