@@ -331,6 +331,8 @@ gets() { delta "$1" "$2" pailfs_objstore_requests_total 'op="get'; }
 puts() { delta "$1" "$2" pailfs_objstore_requests_total 'op="put'; }
 bytes_up() { delta "$1" "$2" pailfs_objstore_bytes_total 'direction="up"'; }
 bytes_down() { delta "$1" "$2" pailfs_objstore_bytes_total 'direction="down"'; }
+# has_metric FILE NAME: whether this build exports NAME (data segments are new).
+has_metric() { grep -q "^$2[ {]" "$1"; }
 
 # A restart reads nothing from the OS page cache of a file:// bucket either.
 evict_bucket() { [ "$1" = file ] && "$IO" evict "$BUCKET_DIR" > /dev/null; return 0; }
@@ -432,6 +434,13 @@ target_seq() {
   out "$(awk -v p="$p" -v u="$u" -v g="$g" -v d="$d" -v wg="$wg" -v gib="$gib" -v b="$bytes" 'BEGIN {
     printf "  requests: write %d PUTs (%.1f per GiB), %.2fx the bytes uploaded; cold read %d GETs (%.1f per GiB), %.2fx downloaded; warm read %d GETs\n",
       p, p / gib, u / b, g, g / gib, d / b, wg }')"
+  if has_metric "$WORK/$tag/m1" pailfs_data_segment_uploads_total; then
+    local su sb
+    su=$(delta "$WORK/$tag/m0" "$WORK/$tag/m1" pailfs_data_segment_uploads_total)
+    sb=$(delta "$WORK/$tag/m0" "$WORK/$tag/m1" pailfs_data_segment_upload_bytes_total)
+    out "$(awk -v n="$su" -v sb="$sb" -v gib="$gib" -v b="$bytes" 'BEGIN {
+      printf "  data segments: %d uploaded (%.1f per GiB), %.2fx the bytes written\n", n, n / gib, sb / b }')"
+  fi
   out "  data read back: $check"
 }
 
@@ -503,7 +512,13 @@ settle() {
     [ "$(awk -v s="$(since "$start")" -v m="$SETTLE_SECONDS" 'BEGIN { print (s >= m) }')" = 1 ] && break
     sleep 5
   done
-  out "$(printf '  %-28s %12s %12s %8s %6sx  %s' "$step" "$(human "$live")" "$(human "$b")" "$n" "$r" "$converged")"
+  # pailfs's own view: segment bytes no file points at (new data path only).
+  local garbage=-
+  scrape "$WORK/settle.prom"
+  if has_metric "$WORK/settle.prom" pailfs_data_segment_garbage_bytes; then
+    garbage=$(human "$(metric "$WORK/settle.prom" pailfs_data_segment_garbage_bytes)")
+  fi
+  out "$(printf '  %-28s %12s %12s %8s %6sx %12s  %s' "$step" "$(human "$live")" "$(human "$b")" "$n" "$r" "$garbage" "$converged")"
 }
 
 target_space() {
@@ -516,7 +531,7 @@ target_space() {
   start_server "$store" "$tag"
   out ""
   out "== Target 3: bucket bytes vs live data, store $store (goal: <= 1.10x (live + 64 MiB) within ${SETTLE_SECONDS}s)"
-  out "$(printf '  %-28s %12s %12s %8s %7s  %s' step live bucket objects ratio converged)"
+  out "$(printf '  %-28s %12s %12s %8s %7s %12s  %s' step live bucket objects ratio 'garbage' converged)"
   log "space/$store: writing 8 x $file_mib MiB"
   local i
   for i in $(seq 0 7); do
@@ -544,7 +559,7 @@ target_space() {
   done
   local cyc; cyc=$(since "$t")
   settle "$store" "$TAR_CYCLES tar/rm cycles ($(printf '%.0f' "$cyc")s)"
-  out "  (tree: $member of $(basename "$TARBALL"); ratio = bucket / (live + 64 MiB))"
+  out "  (tree: $member of $(basename "$TARBALL"); ratio = bucket / (live + 64 MiB); garbage: pailfs_data_segment_garbage_bytes)"
   stop_server
   drop_bucket "$store"
 }
