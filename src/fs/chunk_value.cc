@@ -15,14 +15,6 @@ namespace {
 constexpr size_t kSampleBytes = 4096;
 constexpr size_t kSampleMinSaving = kSampleBytes / 16;
 
-void PutU32(std::string* out, uint32_t v) {
-  for (int shift = 24; shift >= 0; shift -= 8) out->push_back(static_cast<char>(v >> shift));
-}
-uint32_t GetU32(const char* p) {
-  uint32_t v = 0;
-  for (int i = 0; i < 4; ++i) v = (v << 8) | static_cast<uint8_t>(p[i]);
-  return v;
-}
 void PutI64(char* p, int64_t v) {
   uint64_t u = static_cast<uint64_t>(v);
   for (int i = 0; i < 8; ++i) p[i] = static_cast<char>(u >> (8 * i));
@@ -63,9 +55,9 @@ std::string EncodeExtentChunk(const ChunkExtent& e) {
   v.reserve(kExtentValueBytes);
   v.push_back(static_cast<char>(kChunkExtent));
   PutBigEndian64(&v, e.segment);
-  PutU32(&v, e.offset);
-  PutU32(&v, e.stored_len);
-  PutU32(&v, e.plain_len);
+  PutBigEndian32(&v, e.offset);
+  PutBigEndian32(&v, e.stored_len);
+  PutBigEndian32(&v, e.plain_len);
   v.push_back(static_cast<char>(e.codec));
   return v;
 }
@@ -83,9 +75,9 @@ bool DecodeChunk(std::string_view value, StoredChunk* out) {
   const char* p = value.data() + 1;
   ChunkExtent e;
   e.segment = GetBigEndian64(p);
-  e.offset = GetU32(p + 8);
-  e.stored_len = GetU32(p + 12);
-  e.plain_len = GetU32(p + 16);
+  e.offset = GetBigEndian32(p + 8);
+  e.stored_len = GetBigEndian32(p + 12);
+  e.plain_len = GetBigEndian32(p + 16);
   const uint8_t codec = static_cast<uint8_t>(p[20]);
   if (codec > static_cast<uint8_t>(ChunkCodec::kLz4)) return false;
   e.codec = static_cast<ChunkCodec>(codec);

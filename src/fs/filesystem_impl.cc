@@ -292,14 +292,9 @@ void FileSystemImpl::DeleteInode(Txn& txn, Ino ino, const InodeRecord& r, bool h
   // Deletes of keys that never existed would still leave tombstones for
   // later scans to step over.
   if (has_orphan_mark) txn.batch.Delete(meta_, OrphanKey(ino));
-  std::string prefix = XattrPrefix(ino);
-  std::string upper = XattrPrefix(ino + 1);
-  rocksdb::Slice upper_slice(upper);
-  rocksdb::ReadOptions ro;
-  ro.iterate_upper_bound = &upper_slice;
-  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, meta_));
+  RangeIterator it(db_, meta_, XattrPrefix(ino), XattrPrefix(ino + 1));
   bool had_xattrs = false;
-  for (it->Seek(prefix); it->Valid(); it->Next()) {
+  for (; it->Valid(); it->Next()) {
     txn.batch.Delete(meta_, it->key());
     had_xattrs = true;
   }

@@ -24,6 +24,7 @@
 #include <thread>
 #include <unordered_map>
 
+#include <rocksdb/db.h>
 #include <rocksdb/write_batch.h>
 
 #include "fs/chunk_value.h"
@@ -86,6 +87,27 @@ struct ExtentRead {
   uint64_t from = 0;    // first byte wanted, relative to the chunk
   uint64_t length = 0;  // bytes wanted
   uint64_t dst = 0;     // where they go, relative to the buffer ReadExtents is given
+};
+
+// An iterator over the keys in [lower, upper) of one column family,
+// positioned at `lower`; it keeps the bound RocksDB points at alive.
+class RangeIterator {
+ public:
+  RangeIterator(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* cf, std::string lower,
+                std::string upper)
+      : lower_(std::move(lower)), upper_(std::move(upper)), upper_slice_(upper_) {
+    rocksdb::ReadOptions ro;
+    ro.iterate_upper_bound = &upper_slice_;
+    it_.reset(db->NewIterator(ro, cf));
+    it_->Seek(lower_);
+  }
+  rocksdb::Iterator* operator->() { return it_.get(); }
+
+ private:
+  std::string lower_;
+  std::string upper_;
+  rocksdb::Slice upper_slice_;
+  std::unique_ptr<rocksdb::Iterator> it_;
 };
 
 struct OpenHandle {

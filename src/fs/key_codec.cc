@@ -2,6 +2,16 @@
 
 namespace pail::fs {
 
+void PutBigEndian32(std::string* out, uint32_t v) {
+  for (int shift = 24; shift >= 0; shift -= 8) out->push_back(static_cast<char>(v >> shift));
+}
+
+uint32_t GetBigEndian32(const char* p) {
+  uint32_t v = 0;
+  for (int i = 0; i < 4; ++i) v = (v << 8) | static_cast<uint8_t>(p[i]);
+  return v;
+}
+
 void PutBigEndian64(std::string* out, uint64_t v) {
   char buf[8];
   for (int i = 7; i >= 0; --i) {

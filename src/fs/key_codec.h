@@ -49,6 +49,8 @@ inline constexpr int kStatsShards = 16;
 // Cookies 1 and 2 are "." and ".."; real entries start here.
 inline constexpr uint64_t kFirstEntryCookie = 3;
 
+void PutBigEndian32(std::string* out, uint32_t v);
+uint32_t GetBigEndian32(const char* p);
 void PutBigEndian64(std::string* out, uint64_t v);
 uint64_t GetBigEndian64(const char* p);
 

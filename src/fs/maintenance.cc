@@ -94,15 +94,10 @@ FsStatus FileSystemImpl::ReclaimListed(const std::vector<std::pair<Ino, uint64_t
 }
 
 FsResult<size_t> FileSystemImpl::ReclaimScan(size_t max_files) {
-  std::string prefix = KindPrefix(kKindReclaim);
-  std::string upper = KindPrefix(kKindReclaim + 1);
-  rocksdb::Slice upper_slice(upper);
-  rocksdb::ReadOptions ro;
-  ro.iterate_upper_bound = &upper_slice;
-  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, meta_));
+  RangeIterator it(db_, meta_, KindPrefix(kKindReclaim), KindPrefix(kKindReclaim + 1));
   std::vector<std::pair<Ino, uint64_t>> found;
   Txn damaged;
-  for (it->Seek(prefix); it->Valid() && found.size() < max_files; it->Next()) {
+  for (; it->Valid() && found.size() < max_files; it->Next()) {
     if (it->key().size() != 9 || it->value().size() != 8) {
       spdlog::error("fs: damaged reclaim record, dropping it");
       damaged.batch.Delete(meta_, it->key());
@@ -120,15 +115,10 @@ FsResult<size_t> FileSystemImpl::ReclaimScan(size_t max_files) {
 
 Status FileSystemImpl::ReclaimOrphansAtStart() {
   // No handle survives a restart: every orphan is garbage now.
-  std::string prefix = KindPrefix(kKindOrphan);
-  std::string upper = KindPrefix(kKindOrphan + 1);
-  rocksdb::Slice upper_slice(upper);
-  rocksdb::ReadOptions ro;
-  ro.iterate_upper_bound = &upper_slice;
   std::vector<Ino> orphans;
   {
-    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, meta_));
-    for (it->Seek(prefix); it->Valid(); it->Next()) {
+    RangeIterator it(db_, meta_, KindPrefix(kKindOrphan), KindPrefix(kKindOrphan + 1));
+    for (; it->Valid(); it->Next()) {
       if (it->key().size() == 9) {
         orphans.push_back(KeyIno(std::string_view(it->key().data(), it->key().size())));
       }

@@ -6,17 +6,6 @@
 
 namespace pail::fs {
 
-namespace {
-void PutU32(std::string* out, uint32_t v) {
-  for (int shift = 24; shift >= 0; shift -= 8) out->push_back(static_cast<char>(v >> shift));
-}
-uint32_t GetU32(const char* p) {
-  uint32_t v = 0;
-  for (int i = 0; i < 4; ++i) v = (v << 8) | static_cast<uint8_t>(p[i]);
-  return v;
-}
-}  // namespace
-
 SegmentBuilder::SegmentBuilder(uint64_t segment, DataCompression compression)
     : segment_(segment), compression_(compression) {}
 
@@ -47,10 +36,10 @@ std::string SegmentBuilder::Finish() {
   for (const SegmentEntry& e : entries_) {
     PutBigEndian64(&out, e.ino);
     PutBigEndian64(&out, e.index);
-    PutU32(&out, e.offset);
-    PutU32(&out, e.stored_len);
+    PutBigEndian32(&out, e.offset);
+    PutBigEndian32(&out, e.stored_len);
   }
-  PutU32(&out, static_cast<uint32_t>(entries_.size()));
+  PutBigEndian32(&out, static_cast<uint32_t>(entries_.size()));
   out.append(kSegmentMagic, 8);
   entries_.clear();
   body_.clear();
@@ -68,7 +57,7 @@ bool ParseSegmentFooter(std::string_view tail, uint64_t size, std::vector<Segmen
   }
   const char* trailer = tail.data() + tail.size() - kSegmentTrailerBytes;
   if (std::memcmp(trailer + 4, kSegmentMagic, 8) != 0) return false;
-  const uint64_t count = GetU32(trailer);
+  const uint64_t count = GetBigEndian32(trailer);
   const uint64_t footer = count * kSegmentEntryBytes + kSegmentTrailerBytes;
   if (footer > size) return false;
   if (tail.size() < footer) {
@@ -79,7 +68,7 @@ bool ParseSegmentFooter(std::string_view tail, uint64_t size, std::vector<Segmen
   const char* p = tail.data() + tail.size() - footer;
   entries->reserve(count);
   for (uint64_t i = 0; i < count; ++i, p += kSegmentEntryBytes) {
-    SegmentEntry e{GetBigEndian64(p), GetBigEndian64(p + 8), GetU32(p + 16), GetU32(p + 20)};
+    SegmentEntry e{GetBigEndian64(p), GetBigEndian64(p + 8), GetBigEndian32(p + 16), GetBigEndian32(p + 20)};
     if (e.stored_len == 0 || e.offset + static_cast<uint64_t>(e.stored_len) > extents_end) {
       entries->clear();
       return false;

@@ -43,13 +43,8 @@ FsStatus FileSystemImpl::CollectSegments() {
   };
   std::vector<Usage> records;
   {
-    std::string prefix = KindPrefix(kKindSegment);
-    std::string upper = KindPrefix(kKindSegment + 1);
-    rocksdb::Slice upper_slice(upper);
-    rocksdb::ReadOptions ro;
-    ro.iterate_upper_bound = &upper_slice;
-    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, meta_));
-    for (it->Seek(prefix); it->Valid(); it->Next()) {
+    RangeIterator it(db_, meta_, KindPrefix(kKindSegment), KindPrefix(kKindSegment + 1));
+    for (; it->Valid(); it->Next()) {
       Usage u{0, {}};
       if (it->key().size() != 9 || !DecodeSegmentUsage(it->value().ToStringView(), &u.usage)) {
         spdlog::error("fs: a segment usage record is damaged; collection stopped");

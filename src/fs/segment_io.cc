@@ -94,14 +94,9 @@ void FileSystemImpl::AddPending(uint64_t segment, int64_t n) {
 }
 
 Status FileSystemImpl::LoadSegments() {
-  std::string prefix = KindPrefix(kKindSegment);
-  std::string upper = KindPrefix(kKindSegment + 1);
-  rocksdb::Slice upper_slice(upper);
-  rocksdb::ReadOptions ro;
-  ro.iterate_upper_bound = &upper_slice;
-  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, meta_));
+  RangeIterator it(db_, meta_, KindPrefix(kKindSegment), KindPrefix(kKindSegment + 1));
   MutexLock g(&segments_mu_);
-  for (it->Seek(prefix); it->Valid(); it->Next()) {
+  for (; it->Valid(); it->Next()) {
     SegmentUsage u;
     if (it->key().size() != 9 || !DecodeSegmentUsage(it->value().ToStringView(), &u)) {
       return Status::Corruption("a segment usage record is damaged");

@@ -10,18 +10,6 @@ namespace {
 
 using DataTest = FsTest;
 
-std::string Pattern(size_t n, uint32_t seed) {
-  std::string s(n, '\0');
-  uint32_t x = seed * 2654435761u + 1;
-  for (size_t i = 0; i < n; ++i) {
-    x ^= x << 13;
-    x ^= x >> 17;
-    x ^= x << 5;
-    s[i] = static_cast<char>(x | 1);  // never zero: zeros would be trimmed
-  }
-  return s;
-}
-
 // Waits for the background reclaimer to free `files` deleted files.
 bool WaitForReclaim(FileSystem& fs, uint64_t files) {
   for (int i = 0; i < 200; ++i) {

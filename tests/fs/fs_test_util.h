@@ -23,6 +23,19 @@ inline Credentials User(uint32_t uid, uint32_t gid, std::vector<uint32_t> groups
   return Credentials{uid, gid, std::move(groups)};
 }
 
+// Pseudo-random bytes, never zero (zeros would be trimmed from chunks).
+inline std::string Pattern(size_t n, uint32_t seed) {
+  std::string s(n, '\0');
+  uint32_t x = seed * 2654435761u + 1;
+  for (size_t i = 0; i < n; ++i) {
+    x ^= x << 13;
+    x ^= x >> 17;
+    x ^= x << 5;
+    s[i] = static_cast<char>(x | 1);  // never zero: zeros would be trimmed
+  }
+  return s;
+}
+
 #define EXPECT_ERRNO(expr, err) EXPECT_EQ((expr).error(), (err))
 #define ASSERT_FS_OK(expr)                                        \
   do {                                                            \

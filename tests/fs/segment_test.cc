@@ -13,18 +13,6 @@
 namespace pail::fs::testing {
 namespace {
 
-std::string Random(size_t n, uint32_t seed) {
-  std::string s(n, '\0');
-  uint32_t x = seed * 2654435761u + 1;
-  for (size_t i = 0; i < n; ++i) {
-    x ^= x << 13;
-    x ^= x >> 17;
-    x ^= x << 5;
-    s[i] = static_cast<char>(x | 1);  // never zero: zeros would be trimmed
-  }
-  return s;
-}
-
 std::string Text(size_t n) {
   std::string s;
   while (s.size() < n) s += "the quick brown fox jumps over the lazy dog " + std::to_string(s.size()) + "\n";
@@ -66,8 +54,8 @@ class SegmentTest : public FsTest {
 TEST_F(SegmentTest, BigFilesGoToSegmentsSmallFilesStayInline) {
   Ino small = MakeFile(kRootIno, "small");
   Ino big = MakeFile(kRootIno, "big");
-  const std::string small_data = Random(3000, 1);
-  const std::string big_data = Random(1 << 20, 2);
+  const std::string small_data = Pattern(3000, 1);
+  const std::string big_data = Pattern(1 << 20, 2);
   WriteAt(small, 0, small_data);
   Fsync(small);
   EXPECT_EQ(DataObjects().first, 0u) << "a small file made a data object";
@@ -91,19 +79,19 @@ TEST_F(SegmentTest, CompressibleDataCompressesRandomDataDoesNot) {
   const uint64_t text_bytes = fs_->counters().segment_put_bytes;
   EXPECT_LT(text_bytes, 1u << 20) << "4 MiB of text stored in " << text_bytes << " bytes";
   Ino noise = MakeFile(kRootIno, "noise");
-  WriteAt(noise, 0, Random(4 << 20, 3));
+  WriteAt(noise, 0, Pattern(4 << 20, 3));
   Fsync(noise);
   const uint64_t noise_bytes = fs_->counters().segment_put_bytes - text_bytes;
   EXPECT_GE(noise_bytes, 4u << 20);
   EXPECT_LT(noise_bytes, (4u << 20) + (64u << 10));
   Remount();
   EXPECT_EQ(ReadAt(text, 0, 4 << 20), Text(4 << 20));
-  EXPECT_EQ(ReadAt(noise, 0, 4 << 20), Random(4 << 20, 3));
+  EXPECT_EQ(ReadAt(noise, 0, 4 << 20), Pattern(4 << 20, 3));
 }
 
 TEST_F(SegmentTest, BackgroundUploadFreesMemoryBeforeTheCommit) {
   Ino f = MakeFile(kRootIno, "f");
-  const std::string data = Random(12 << 20, 4);
+  const std::string data = Pattern(12 << 20, 4);
   for (size_t off = 0; off < data.size(); off += 1 << 20) {
     WriteAt(f, off, std::string_view(data).substr(off, 1 << 20));
   }
@@ -118,7 +106,7 @@ TEST_F(SegmentTest, BackgroundUploadFreesMemoryBeforeTheCommit) {
 
 TEST_F(SegmentTest, PartialWritesIntoStoredAndUploadedChunks) {
   Ino f = MakeFile(kRootIno, "f");
-  std::string data = Random(1 << 20, 5);
+  std::string data = Pattern(1 << 20, 5);
   WriteAt(f, 0, data);
   Fsync(f);
   Remount();
@@ -129,7 +117,7 @@ TEST_F(SegmentTest, PartialWritesIntoStoredAndUploadedChunks) {
   EXPECT_EQ(ReadAt(f, 0, 1 << 20), data);
   Fsync(f);
   // Rewriting a whole chunk needs none of its old bytes.
-  const std::string whole = Random(kChunkSize, 6);
+  const std::string whole = Pattern(kChunkSize, 6);
   WriteAt(f, 3 * kChunkSize, whole);
   data.replace(3 * kChunkSize, kChunkSize, whole);
   Remount();
@@ -139,7 +127,7 @@ TEST_F(SegmentTest, PartialWritesIntoStoredAndUploadedChunks) {
 
 TEST_F(SegmentTest, TruncateAndPunchHoleInSegmentData) {
   Ino f = MakeFile(kRootIno, "f");
-  std::string data = Random(1 << 20, 7);
+  std::string data = Pattern(1 << 20, 7);
   WriteAt(f, 0, data);
   Fsync(f);
   ASSERT_FS_OK(fs_->PunchHole(Root(), f, 100000, 300000));
@@ -157,13 +145,13 @@ TEST_F(SegmentTest, TruncateAndPunchHoleInSegmentData) {
 TEST_F(SegmentTest, DeletedAndOverwrittenDataLeavesTheBucket) {
   Ino a = MakeFile(kRootIno, "a");
   Ino b = MakeFile(kRootIno, "b");
-  WriteAt(a, 0, Random(3 << 20, 8));
-  WriteAt(b, 0, Random(3 << 20, 9));
+  WriteAt(a, 0, Pattern(3 << 20, 8));
+  WriteAt(b, 0, Pattern(3 << 20, 9));
   ASSERT_TRUE(fs_->SyncAll().ok());
   const uint64_t before = DataObjects().second;
   EXPECT_GE(before, 6u << 20);
   // Overwrite a whole, delete b: the old bytes of both must go.
-  const std::string fresh = Random(3 << 20, 10);
+  const std::string fresh = Pattern(3 << 20, 10);
   WriteAt(a, 0, fresh);
   ASSERT_FS_OK(fs_->Unlink(Root(), kRootIno, "b"));
   ASSERT_TRUE(fs_->SyncAll().ok());
@@ -179,7 +167,7 @@ TEST_F(SegmentTest, HalfDeadSegmentsAreRewritten) {
   // half dead, and the collector moves the survivor's extents out.
   Ino a = MakeFile(kRootIno, "a");
   Ino b = MakeFile(kRootIno, "b");
-  std::string da = Random(2 << 20, 11), db = Random(2 << 20, 12);
+  std::string da = Pattern(2 << 20, 11), db = Pattern(2 << 20, 12);
   for (size_t off = 0; off < da.size(); off += 256 << 10) {
     WriteAt(a, off, std::string_view(da).substr(off, 256 << 10));
     WriteAt(b, off, std::string_view(db).substr(off, 256 << 10));
@@ -196,12 +184,12 @@ TEST_F(SegmentTest, HalfDeadSegmentsAreRewritten) {
 
 TEST_F(SegmentTest, UploadWithoutCommitLeavesNoPointerAndIsCollected) {
   Ino f = MakeFile(kRootIno, "f");
-  const std::string old_data = Random(1 << 20, 13);
+  const std::string old_data = Pattern(1 << 20, 13);
   WriteAt(f, 0, old_data);
   Fsync(f);
   // The upload lands, the commit never does (as a crash between the two).
   ArmFailpoint("data/after_upload", FailAction::kError);
-  WriteAt(f, 0, Random(1 << 20, 14));
+  WriteAt(f, 0, Pattern(1 << 20, 14));
   EXPECT_FALSE(fs_->Fsync(Root(), f).ok());
   DisarmAllFailpoints();
   EXPECT_EQ(DataObjects().first, 2u);
@@ -227,11 +215,11 @@ class SlowCommitSegmentTest : public SegmentTest {
 
 TEST_F(SlowCommitSegmentTest, NewWriterNeverUsesAFencedWritersUncommittedSegments) {
   Ino f = MakeFile(kRootIno, "f");
-  const std::string committed = Random(2 << 20, 15);
+  const std::string committed = Pattern(2 << 20, 15);
   WriteAt(f, 0, committed);
   Fsync(f);
   // The old writer uploads more without committing it...
-  WriteAt(f, 0, Random(6 << 20, 16));
+  WriteAt(f, 0, Pattern(6 << 20, 16));
   EXPECT_TRUE(WaitFor([&] { return fs_->counters().segment_puts >= 2; }));
   // ...and a new writer opens the bucket meanwhile.
   std::unique_ptr<engine::Engine> old_engine = std::move(engine_);
