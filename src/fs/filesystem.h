@@ -313,7 +313,7 @@ struct FsCounters {
   uint64_t segment_put_bytes = 0;   // their bytes
   uint64_t segments = 0;            // segments registered now
   uint64_t segment_bytes = 0;       // their total bytes
-  uint64_t segment_live_bytes = 0;  // bytes of them that committed values point at (at the last collection)
+  uint64_t segment_live_bytes = 0;  // bytes of them that committed values point at
   uint64_t segments_deleted = 0;
   uint64_t segments_relocated = 0;  // mostly dead segments whose live extents were moved
 };

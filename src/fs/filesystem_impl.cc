@@ -341,6 +341,7 @@ FsStatus FileSystemImpl::Commit(Txn& txn) {
   }
   engine_writes_++;
   if (!s.ok()) return EngineError(s);
+  for (const auto& [segment, delta] : txn.segment_live) segment_live_bytes_ += delta;
   AfterCommit(txn);
   if (!txn.reclaims.empty()) {
     {

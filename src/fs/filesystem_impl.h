@@ -430,7 +430,7 @@ class FileSystemImpl final : public FileSystem {
   std::atomic<uint64_t> segment_put_bytes_{0};
   std::atomic<uint64_t> segments_deleted_{0};
   std::atomic<uint64_t> segments_relocated_{0};
-  std::atomic<int64_t> segment_live_bytes_{0};  // at the last collection
+  std::atomic<int64_t> segment_live_bytes_{0};  // the usage records' live bytes, summed
   std::atomic<uint64_t> engine_writes_{0};
   std::atomic<uint64_t> chunk_puts_{0};
   std::atomic<uint64_t> chunk_deletes_{0};

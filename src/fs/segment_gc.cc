@@ -77,7 +77,6 @@ FsStatus FileSystemImpl::CollectSegments() {
       candidates.push_back(u);
     }
   }
-  segment_live_bytes_ = live;
   if (!dead.empty()) {
     Status s = engine_.Write(&dead_batch);
     engine_writes_++;

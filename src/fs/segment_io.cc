@@ -102,6 +102,7 @@ Status FileSystemImpl::LoadSegments() {
       return Status::Corruption("a segment usage record is damaged");
     }
     segments_[KeyIno(it->key().ToStringView())].size = static_cast<uint64_t>(u.total_bytes);
+    segment_live_bytes_ += u.live_bytes;
   }
   return engine::FromRocks(it->status());
 }

@@ -128,7 +128,7 @@ std::string ServerView::MetricsText() const {
   gauge("pailfs_data_segments", "Segments of file data in the bucket.", fc.segments);
   gauge("pailfs_data_segment_bytes", "Bytes of file data segments in the bucket.", fc.segment_bytes);
   gauge("pailfs_data_segment_live_bytes",
-        "Bytes of segments that file data points at (at the last collection).",
+        "Bytes of segments that committed file data points at.",
         fc.segment_live_bytes);
   gauge("pailfs_data_segment_garbage_bytes",
         "Bytes of segments no file data points at, awaiting collection.",

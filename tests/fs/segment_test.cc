@@ -65,6 +65,8 @@ TEST_F(SegmentTest, BigFilesGoToSegmentsSmallFilesStayInline) {
   EXPECT_EQ(objects, 1u);
   EXPECT_GE(bytes, big_data.size());  // random data is stored as it is
   EXPECT_LT(bytes, big_data.size() + 64 * 1024);
+  EXPECT_EQ(fs_->counters().segment_live_bytes, big_data.size());
+  EXPECT_EQ(fs_->counters().segment_bytes, bytes);
   Remount();  // an empty cache: everything comes from the bucket
   EXPECT_EQ(ReadAt(small, 0, 1 << 20), small_data);
   EXPECT_EQ(ReadAt(big, 0, 2 << 20), big_data);
