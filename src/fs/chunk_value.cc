@@ -42,6 +42,12 @@ class SegmentUsageMergeOperator : public rocksdb::AssociativeMergeOperator {
 };
 }  // namespace
 
+size_t PlainLength(std::string_view bytes) {
+  size_t len = bytes.size();
+  while (len > 0 && bytes[len - 1] == 0) --len;
+  return len;
+}
+
 std::string EncodeInlineChunk(std::string_view bytes) {
   std::string v;
   v.reserve(1 + bytes.size());

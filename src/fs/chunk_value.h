@@ -38,6 +38,9 @@ struct StoredChunk {
   uint64_t plain_len() const { return is_extent ? extent.plain_len : inline_bytes.size(); }
 };
 
+// A chunk's plain length: its bytes without trailing zeros (0: a hole).
+size_t PlainLength(std::string_view bytes);
+
 std::string EncodeInlineChunk(std::string_view bytes);
 std::string EncodeExtentChunk(const ChunkExtent& e);
 // False for a value no writer produces (unknown tag, wrong length, an

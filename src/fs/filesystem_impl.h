@@ -243,6 +243,11 @@ class FileSystemImpl final : public FileSystem {
   // True when chunk `index` of a file of `size` bytes goes to a segment
   // rather than inline: a full chunk of a file above kInlineFileBytes.
   static bool BelongsInSegment(uint64_t size, uint64_t index);
+  // A chunk of `f` whose bytes are in memory, belong in a segment and are
+  // not already on their way there.
+  static bool AwaitsUpload(const DirtyFile& f, uint64_t index, const DirtyChunk& c) {
+    return !c.uploaded && !c.uploading && BelongsInSegment(f.inode.size, index);
+  }
   // Uploads the builder's segment and registers it (its usage record in
   // `txn` when given, else in a batch of its own before returning).
   FsStatus PutSegment(SegmentBuilder& builder, Txn* txn);

@@ -27,11 +27,6 @@ constexpr uint64_t kReadAheadBytes = 16ull << 20;
 constexpr uint64_t kReadAheadRequestBytes = 2ull << 20;
 constexpr size_t kReadAheadFiles = 1024;
 
-size_t TrimmedLength(const std::string& bytes) {
-  size_t len = bytes.size();
-  while (len > 0 && bytes[len - 1] == 0) --len;
-  return len;
-}
 
 // What an upload task waits for: its sibling uploads of one pass.
 struct UploadPass {
@@ -231,7 +226,7 @@ FsStatus FileSystemImpl::UploadEligible(bool all) {
       DirtyFile* f = FindDirty(ino);
       if (f == nullptr) continue;
       for (const auto& [index, c] : f->chunks) {
-        if (!c.uploaded && !c.uploading && BelongsInSegment(f->inode.size, index)) {
+        if (AwaitsUpload(*f, index, c)) {
           eligible += c.data.size();
         }
       }
@@ -300,8 +295,8 @@ FsStatus FileSystemImpl::UploadEligible(bool all) {
       DirtyFile* f = FindDirty(inos[i]);
       if (f != nullptr) {
         for (auto& [index, c] : f->chunks) {
-          if (c.uploaded || c.uploading || !BelongsInSegment(f->inode.size, index)) continue;
-          const size_t len = TrimmedLength(c.data);
+          if (!AwaitsUpload(*f, index, c)) continue;
+          const size_t len = PlainLength(c.data);
           if (len == 0) continue;
           if (collected >= target) {
             more = true;

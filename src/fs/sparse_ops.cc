@@ -42,8 +42,7 @@ FsResult<int64_t> FileSystemImpl::ZeroStoredChunk(Ino ino, uint64_t index, uint6
   if (!loaded.ok()) return loaded;
   size_t old_size = chunk.size();
   std::fill(chunk.begin() + from, chunk.begin() + std::min<uint64_t>(to, chunk.size()), '\0');
-  size_t len = chunk.size();
-  while (len > 0 && chunk[len - 1] == 0) --len;
+  const size_t len = PlainLength(chunk);
   ForgetStoredValue(txn, stored);
   // What is left of a chunk cut in part stays inline: at most two such
   // chunks per operation, not worth a segment.

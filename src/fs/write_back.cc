@@ -17,11 +17,6 @@ namespace {
 // flusher was busy with an older request when it asked.
 constexpr std::chrono::seconds kMemoryRecheck{1};
 
-size_t TrimmedLength(const std::string& bytes) {
-  size_t len = bytes.size();
-  while (len > 0 && bytes[len - 1] == 0) --len;
-  return len;
-}
 }  // namespace
 
 DirtyFile* FileSystemImpl::FindDirty(Ino ino) {
@@ -139,7 +134,7 @@ void FileSystemImpl::CarryDirty(Txn& txn, Ino ino, DirtyFile& f, InodeRecord& r)
   int64_t used = static_cast<int64_t>(f.engine_used);
   for (const auto& [index, chunk] : f.chunks) {
     // Stored without trailing zeros; nothing at all for a chunk of zeros.
-    const uint64_t len = chunk.uploaded ? chunk.extent.plain_len : TrimmedLength(chunk.data);
+    const uint64_t len = chunk.uploaded ? chunk.extent.plain_len : PlainLength(chunk.data);
     used += static_cast<int64_t>(len) - static_cast<int64_t>(chunk.stored_len);
   }
   r.used = static_cast<uint64_t>(used);
@@ -172,7 +167,7 @@ FsStatus FileSystemImpl::EncodeCarried(Txn& txn) {
         chunk_puts_++;
         continue;
       }
-      const size_t len = TrimmedLength(chunk.data);
+      const size_t len = PlainLength(chunk.data);
       if (len == 0) {
         if (chunk.stored_len > 0 || chunk.stored_extent) {
           txn.batch.Delete(data_, ChunkKey(ino, index));
@@ -246,7 +241,7 @@ FsStatus FileSystemImpl::SettleUploads(Ino ino, bool upload_first) {
       if (f == nullptr) return {};
       for (const auto& [index, c] : f->chunks) {
         if (c.uploading) in_flight = true;
-        if (!c.uploaded && !c.uploading && BelongsInSegment(f->inode.size, index)) in_memory = true;
+        if (AwaitsUpload(*f, index, c)) in_memory = true;
       }
     }
     if (in_memory && !uploaded) {
