@@ -10,29 +10,15 @@
 namespace pail::fs::testing {
 namespace {
 
-// Forwards to a real engine; Write fails while `failing` is set.
-class FlakyEngine final : public engine::Engine {
+// Write fails while `failing` is set.
+class FlakyEngine final : public ForwardingEngine {
  public:
-  explicit FlakyEngine(engine::Engine& inner) : inner_(inner) {}
-  rocksdb::DB* db() override { return inner_.db(); }
-  rocksdb::ColumnFamilyHandle* column_family(const std::string& name) override {
-    return inner_.column_family(name);
-  }
+  using ForwardingEngine::ForwardingEngine;
   Status Write(rocksdb::WriteBatch* batch) override {
     if (failing) return Status::Retryable("injected: the bucket is unreachable");
-    return inner_.Write(batch);
+    return ForwardingEngine::Write(batch);
   }
-  engine::DataObjects& data_objects() override { return inner_.data_objects(); }
-  Status Sync() override { return inner_.Sync(); }
-  Status CollectGarbage() override { return inner_.CollectGarbage(); }
-  Status Close() override { return inner_.Close(); }
-  bool fenced() const override { return inner_.fenced(); }
-  engine::EngineStats stats() const override { return inner_.stats(); }
-
   std::atomic<bool> failing{false};
-
- private:
-  engine::Engine& inner_;
 };
 
 constexpr uint64_t kBufferBytes = 512 * 1024;
