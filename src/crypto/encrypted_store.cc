@@ -130,7 +130,10 @@ Result<std::string> EncryptedStore::GetRange(const std::string& key, uint64_t of
   PAIL_ASSIGN_OR_RETURN(std::string plain, DecryptPages(key, cipher, first, reaches_end));
   uint64_t skip = offset - first * kPagePlainBytes;
   if (skip >= plain.size()) return std::string();
-  return plain.substr(skip, length);
+  // Trimmed in place: a copy would cost a second buffer of the whole range.
+  plain.erase(0, skip);
+  if (plain.size() > length) plain.resize(length);
+  return plain;
 }
 
 Result<ObjectMeta> EncryptedStore::Head(const std::string& key) {

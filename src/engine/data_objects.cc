@@ -52,7 +52,7 @@ void WriteLocalCopy(const std::string& path, std::string_view body) {
 
 DataObjects::DataObjects(std::shared_ptr<ObjectStore> store, DiskCache& cache, uint64_t epoch,
                          std::function<Status()> check_still_writer)
-    : store_(std::move(store)), cache_(cache), epoch_(epoch),
+    : store_(std::move(store)), cache_(cache), copy_uploads_(!store_->IsLocal()), epoch_(epoch),
       check_still_writer_(std::move(check_still_writer)) {}
 
 uint64_t DataObjects::NewId() {
@@ -83,6 +83,7 @@ Status DataObjects::Put(uint64_t id, std::string_view body) {
   (void)etag;
   puts_.fetch_add(1, std::memory_order_relaxed);
   put_bytes_.fetch_add(body.size(), std::memory_order_relaxed);
+  if (!copy_uploads_) return Status::OK();
   WriteLocalCopy(cache_.PathFor(key), body);
   cache_.AddComplete(key, body.size());
   return Status::OK();

@@ -368,8 +368,6 @@ FsResult<WriteResult> FileSystemImpl::WritePiece(const Credentials& cred, Ino in
 }
 
 FsStatus FileSystemImpl::Fsync(const Credentials& cred, Ino ino) {
-  FsStatus settled = SettleUploads(ino, /*upload_first=*/true);
-  if (!settled.ok()) return settled;
   FsStatus s = FlushFileLocking(ino);
   if (!s.ok()) return s;
   Status synced = engine_.Sync();

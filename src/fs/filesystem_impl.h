@@ -219,6 +219,8 @@ class FileSystemImpl final : public FileSystem {
   // In Commit: puts the carried files' chunk values in the batch, uploading
   // what belongs in a segment and is still in memory.
   FsStatus EncodeCarried(Txn& txn);
+  // What EncodeCarried will put in a segment, at most: to size it once.
+  size_t SegmentBytesAwaiting(const Txn& txn);
   // Called after a commit: forgets carried and discarded files.
   void AfterCommit(const Txn& txn) EXCLUDES(dirty_mu_);
   FsStatus FlushFile(Ino ino);  // caller holds the lock

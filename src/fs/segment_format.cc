@@ -6,8 +6,14 @@
 
 namespace pail::fs {
 
-SegmentBuilder::SegmentBuilder(uint64_t segment, DataCompression compression)
-    : segment_(segment), compression_(compression) {}
+SegmentBuilder::SegmentBuilder(uint64_t segment, DataCompression compression,
+                               size_t expected_bytes)
+    : segment_(segment), compression_(compression) {
+  // Room for the footer too: a chunk is at least a few KiB, so a generous
+  // entry count costs little.
+  const size_t expected_entries = expected_bytes / 4096 + 1;
+  body_.reserve(expected_bytes + expected_entries * kSegmentEntryBytes + kSegmentTrailerBytes);
+}
 
 ChunkExtent SegmentBuilder::Add(Ino ino, uint64_t index, std::string_view plain) {
   ChunkExtent e;

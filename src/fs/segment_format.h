@@ -36,7 +36,9 @@ struct SegmentEntry {
 
 class SegmentBuilder {
  public:
-  SegmentBuilder(uint64_t segment, DataCompression compression);
+  // `expected_bytes`: about how much will be added, so the body is
+  // allocated once rather than regrown (and copied) step by step.
+  SegmentBuilder(uint64_t segment, DataCompression compression, size_t expected_bytes = 0);
 
   // Appends a chunk's bytes (trailing zeros removed, not empty).
   ChunkExtent Add(Ino ino, uint64_t index, std::string_view plain);

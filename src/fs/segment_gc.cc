@@ -178,13 +178,16 @@ FsStatus FileSystemImpl::RelocateSegment(uint64_t segment, uint64_t size) {
   // Into new segments, then each value is switched under its file's lock
   // if it still points at the old extent and no unflushed write covers it.
   size_t i = 0;
+  size_t remaining = 0;
+  for (const Live& l : live) remaining += l.stored.size();
   while (i < live.size()) {
     const size_t target = std::max<size_t>(4 * kChunkSize, options_.segment_bytes);
-    SegmentBuilder builder(objects.NewId(), compression_);
+    SegmentBuilder builder(objects.NewId(), compression_, std::min(target, remaining));
     std::vector<std::pair<size_t, ChunkExtent>> placed;
     for (; i < live.size() && builder.bytes() < target; ++i) {
       placed.emplace_back(i, builder.AddStored(live[i].entry.ino, live[i].entry.index,
                                                live[i].extent, live[i].stored));
+      remaining -= live[i].stored.size();
       std::string().swap(live[i].stored);
     }
     const uint64_t new_id = builder.segment();

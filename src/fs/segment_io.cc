@@ -247,8 +247,8 @@ FsStatus FileSystemImpl::UploadEligible(bool all) {
       MutexLock g(&pass->mu);
       pass->outstanding++;
     }
-    upload_pool_->Submit([this, pass, id, members = std::move(members)]() mutable {
-      SegmentBuilder builder(id, compression_);
+    upload_pool_->Submit([this, pass, id, collected, members = std::move(members)]() mutable {
+      SegmentBuilder builder(id, compression_, collected);
       std::vector<ChunkExtent> extents;
       extents.reserve(members.size());
       for (UploadMember& m : members) {

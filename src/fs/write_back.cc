@@ -143,6 +143,18 @@ void FileSystemImpl::CarryDirty(Txn& txn, Ino ino, DirtyFile& f, InodeRecord& r)
   txn.carried.push_back(ino);
 }
 
+size_t FileSystemImpl::SegmentBytesAwaiting(const Txn& txn) {
+  size_t bytes = 0;
+  for (Ino ino : txn.carried) {
+    const DirtyFile* f = FindDirty(ino);
+    if (f == nullptr) continue;
+    for (const auto& [index, chunk] : f->chunks) {
+      if (!chunk.uploaded && BelongsInSegment(f->inode.size, index)) bytes += chunk.data.size();
+    }
+  }
+  return bytes;
+}
+
 FsStatus FileSystemImpl::EncodeCarried(Txn& txn) {
   std::optional<SegmentBuilder> builder;
   struct Placed {
@@ -177,7 +189,9 @@ FsStatus FileSystemImpl::EncodeCarried(Txn& txn) {
       }
       std::string_view bytes(chunk.data.data(), len);
       if (BelongsInSegment(size, index)) {
-        if (!builder) builder.emplace(engine_.data_objects().NewId(), compression_);
+        if (!builder) {
+          builder.emplace(engine_.data_objects().NewId(), compression_, SegmentBytesAwaiting(txn));
+        }
         placed.push_back({ino, index, builder->Add(ino, index, bytes)});
       } else {
         txn.batch.Put(data_, ChunkKey(ino, index), EncodeInlineChunk(bytes));
@@ -257,7 +271,9 @@ FsStatus FileSystemImpl::SettleUploads(Ino ino, bool upload_first) {
 }
 
 FsStatus FileSystemImpl::FlushFileLocking(Ino ino) {
-  FsStatus settled = SettleUploads(ino, /*upload_first=*/false);
+  // Chunks written since FlushAll's upload go up now, in the uploader's
+  // parallel PUTs, rather than in the commit while the file stays locked.
+  FsStatus settled = SettleUploads(ino, /*upload_first=*/true);
   if (!settled.ok()) return settled;
   InodeLocks lock(locks_, {ino});
   return FlushFile(ino);

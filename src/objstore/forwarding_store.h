@@ -37,6 +37,7 @@ class ForwardingStore : public ObjectStore {
   }
   Status Delete(const std::string& key) override { return target_->Delete(key); }
   std::string Describe() const override { return target_->Describe(); }
+  bool IsLocal() const override { return target_->IsLocal(); }
 
   ObjectStore& target() { return *target_; }
 

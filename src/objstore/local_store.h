@@ -31,6 +31,7 @@ class LocalStore : public ObjectStore {
   Result<ListPage> List(const std::string& prefix, const std::string& token, int max_keys) override;
   Status Delete(const std::string& key) override;
   std::string Describe() const override { return "file://" + root_; }
+  bool IsLocal() const override { return true; }
 
  private:
   explicit LocalStore(std::string root) : root_(std::move(root)) {}

@@ -66,6 +66,10 @@ class ObjectStore {
 
   // Human-readable location without secrets, e.g. "file:///srv/bucket".
   virtual std::string Describe() const = 0;
+
+  // True when the objects live on this machine's disks, so a local cache
+  // copy of them would only double the disk traffic and space.
+  virtual bool IsLocal() const { return false; }
 };
 
 // Lists every key under `prefix`, following continuation tokens.

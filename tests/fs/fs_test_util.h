@@ -67,9 +67,12 @@ class ForwardingEngine : public engine::Engine {
 class FsTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    store_ = std::make_shared<MemoryStore>();
+    store_ = MakeStore();
     Mount();
   }
+
+  // The bucket the tests run on.
+  virtual std::shared_ptr<ObjectStore> MakeStore() { return std::make_shared<MemoryStore>(); }
 
   void TearDown() override {
     Unmount();
@@ -208,7 +211,7 @@ class FsTest : public ::testing::Test {
     for (const auto& p : report.problems) ADD_FAILURE() << "fsck: " << p;
   }
 
-  std::shared_ptr<MemoryStore> store_;
+  std::shared_ptr<ObjectStore> store_;
   std::unique_ptr<engine::Engine> engine_;
   std::unique_ptr<FileSystem> fs_;
   std::vector<std::string> cache_dirs_;

@@ -3,10 +3,13 @@
 // and the collector returning deleted and overwritten data to the bucket
 // (docs/FORMAT.md, "Segments").
 #include <chrono>
+#include <filesystem>
 #include <functional>
+#include <random>
 #include <thread>
 
 #include "engine/data_objects.h"
+#include "objstore/local_store.h"
 #include "fs_test_util.h"
 #include "util/failpoint.h"
 
@@ -234,6 +237,50 @@ TEST_F(SlowCommitSegmentTest, NewWriterNeverUsesAFencedWritersUncommittedSegment
   old_fs.reset();
   old_engine.reset();
   EXPECT_EQ(ReadAt(f, 0, 8 << 20), committed);
+  ExpectFsckClean();
+}
+
+// A bucket in a local directory: an upload is not copied into the disk
+// cache (that would only double the disk writes); reads still fill it.
+class LocalBucketSegmentTest : public SegmentTest {
+ protected:
+  std::shared_ptr<ObjectStore> MakeStore() override {
+    bucket_dir_ = std::filesystem::temp_directory_path() /
+                  ("pailfs-local-bucket-" + std::to_string(std::random_device()()));
+    auto store = LocalStore::Open(bucket_dir_.string());
+    EXPECT_TRUE(store.ok()) << store.status().ToString();
+    return std::shared_ptr<ObjectStore>(std::move(store).value());
+  }
+  void TearDown() override {
+    SegmentTest::TearDown();
+    std::error_code ec;
+    std::filesystem::remove_all(bucket_dir_, ec);
+  }
+
+  // Files in the current mount's disk cache that hold a data object.
+  size_t CachedDataObjects() {
+    size_t n = 0;
+    for (const auto& e : std::filesystem::recursive_directory_iterator(cache_dirs_.back())) {
+      if (e.path().filename().string().rfind("data_", 0) == 0) n++;
+    }
+    return n;
+  }
+
+  std::filesystem::path bucket_dir_;
+};
+
+TEST_F(LocalBucketSegmentTest, UploadsAreNotCopiedIntoTheDiskCache) {
+  Ino f = MakeFile(kRootIno, "f");
+  const std::string data = Pattern(6 << 20, 17);
+  WriteAt(f, 0, data);
+  Fsync(f);
+  EXPECT_GE(DataObjects().first, 1u);
+  EXPECT_EQ(CachedDataObjects(), 0u) << "an upload was copied into the cache";
+  Remount();
+  EXPECT_EQ(ReadAt(f, 0, 8 << 20), data);  // sequential: read-ahead runs too
+  EXPECT_EQ(ReadAt(f, 3 << 20, 100000), data.substr(3 << 20, 100000));
+  EXPECT_EQ(ReadAt(f, (6 << 20) - 10, 100), data.substr((6 << 20) - 10));
+  EXPECT_GE(CachedDataObjects(), 1u) << "reads left the cache empty";
   ExpectFsckClean();
 }
 
