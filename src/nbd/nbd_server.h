@@ -27,7 +27,7 @@ struct NbdServerOptions {
   std::vector<std::string> addresses;
   // A path; empty means none.
   std::string unix_socket;
-  unsigned worker_threads = 16;
+  unsigned worker_threads = 8;
   // TCP clients the policy refuses (allowed_clients, secure_port) are
   // disconnected at accept, as are clients past limits.max_connections or
   // limits.max_connections_per_client; refusals are logged at a bounded
