@@ -244,6 +244,8 @@ void BenchPailfs(const std::string& target, const Params& p, const std::string& 
   std::ofstream(config) << "[storage]\nurl = \"" << url << "\"\nencryption_password = \"bench\"\n"
                         << "[cache]\ndir = \"" << work << "/cache-" << target << "\"\n" << aws
                         << "[servers.nfs]\naddresses = [\"127.0.0.1:" << nfs_port << "\"]\n"
+                        // The bench runs as root and makes the export as root.
+                        << "squash = \"none\"\n"
                         << "[servers.nbd]\naddresses = [\"127.0.0.1:" << nbd_port << "\"]\n";
   Child server({p.pailfs, "run", "-c", config}, work + "/" + target + ".log");
   if (!server.WaitForPort(nbd_port) || !MakeExportOverNfs(nfs_port, "bench", p.size_mib * kMiB)) {

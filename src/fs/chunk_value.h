@@ -28,6 +28,8 @@ struct ChunkExtent {
   uint32_t stored_len = 0;  // bytes in the segment
   uint32_t plain_len = 0;   // the chunk's bytes without trailing zeros
   ChunkCodec codec = ChunkCodec::kNone;
+  // Segments are never rewritten, so equal extents hold equal bytes.
+  bool operator==(const ChunkExtent&) const = default;
 };
 
 // A decoded chunk value.

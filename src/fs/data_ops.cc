@@ -273,6 +273,9 @@ FsResult<WriteResult> FileSystemImpl::WritePiece(const Credentials& cred, Ino in
     int64_t bytes;
     ~Release() { fs->ReleaseMemory(bytes); }
   } release{this, bound};
+  // An append's chunks are known only under the lock; it reads them there.
+  std::vector<ChunkPrefetch> prefetched;
+  if (!append) prefetched = PrefetchChunks(ino, offset, data.size());
   WriteResult result;
   bool upload = false;
   {
@@ -308,7 +311,7 @@ FsResult<WriteResult> FileSystemImpl::WritePiece(const Credentials& cred, Ino in
       uint64_t to = std::min(end, chunk_start + kChunkSize);
       // A chunk overwritten whole needs none of its old bytes: no read.
       const bool whole = from == chunk_start && to == chunk_start + kChunkSize;
-      FsResult<DirtyChunk*> c = EnsureChunk(ino, f, index, /*need_bytes=*/!whole);
+      FsResult<DirtyChunk*> c = EnsureChunk(ino, f, index, /*need_bytes=*/!whole, &prefetched);
       if (!c.ok()) return c.status();
       if ((*c)->uploaded) {  // whole: the uploaded bytes are replaced
         AddPending((*c)->extent.segment, -1);
@@ -368,6 +371,8 @@ FsResult<WriteResult> FileSystemImpl::WritePiece(const Credentials& cred, Ino in
 }
 
 FsStatus FileSystemImpl::Fsync(const Credentials& cred, Ino ino) {
+  FsStatus settled = SettleUploads(ino, /*upload_first=*/true);
+  if (!settled.ok()) return settled;
   FsStatus s = FlushFileLocking(ino);
   if (!s.ok()) return s;
   Status synced = engine_.Sync();

@@ -55,6 +55,13 @@ struct DirtyChunk {
   uint64_t length() const { return uploaded ? extent.plain_len : data.size(); }
 };
 
+// A chunk's bytes read ahead of a write (FileSystemImpl::PrefetchChunks).
+struct ChunkPrefetch {
+  uint64_t index = 0;
+  ChunkExtent extent;  // where the bytes came from
+  std::string bytes;
+};
+
 // A regular file with unflushed writes. While it exists, `inode` is the
 // authoritative record of the file (the engine's is older). Guarded by the
 // file's inode lock.
@@ -211,16 +218,25 @@ class FileSystemImpl final : public FileSystem {
   // are in memory (loaded from the engine or its segment); without, the
   // caller overwrites every byte the chunk holds and only what the engine
   // stores for it is looked up.
-  FsResult<DirtyChunk*> EnsureChunk(Ino ino, DirtyFile& f, uint64_t index, bool need_bytes);
-  // Brings an uploaded chunk's bytes back into memory, to be changed.
-  FsStatus MaterializeChunk(DirtyFile& f, DirtyChunk& c);
+  // Bytes in `prefetched` (see PrefetchChunks) are used instead of a read
+  // when they are of the extent the chunk still has.
+  FsResult<DirtyChunk*> EnsureChunk(Ino ino, DirtyFile& f, uint64_t index, bool need_bytes,
+                                    std::vector<ChunkPrefetch>* prefetched = nullptr);
+  // Brings an uploaded chunk's bytes back into memory, to be changed
+  // (`bytes`: that extent's bytes, already read; or read here).
+  FsStatus MaterializeChunk(DirtyFile& f, DirtyChunk& c, std::string* bytes = nullptr);
+  // For a write of [offset, offset+length) to a file: reads, without the
+  // inode lock, the segment bytes of the chunks the write changes only in
+  // part and that are not in memory, so the write's read-modify-write does
+  // not fetch them while every other request on the file waits. Takes the
+  // lock only briefly, to see which chunks those are; errors just leave a
+  // chunk out (the write then reads it itself).
+  std::vector<ChunkPrefetch> PrefetchChunks(Ino ino, uint64_t offset, uint64_t length);
   // Marks the file's data for this batch and sets r.used exactly.
   void CarryDirty(Txn& txn, Ino ino, DirtyFile& f, InodeRecord& r);
   // In Commit: puts the carried files' chunk values in the batch, uploading
   // what belongs in a segment and is still in memory.
   FsStatus EncodeCarried(Txn& txn);
-  // What EncodeCarried will put in a segment, at most: to size it once.
-  size_t SegmentBytesAwaiting(const Txn& txn);
   // Called after a commit: forgets carried and discarded files.
   void AfterCommit(const Txn& txn) EXCLUDES(dirty_mu_);
   FsStatus FlushFile(Ino ino);  // caller holds the lock
@@ -229,7 +245,12 @@ class FileSystemImpl final : public FileSystem {
   // with `upload_first`, its full chunks still in memory go up first, in
   // the uploader's shared segments.
   FsStatus SettleUploads(Ino ino, bool upload_first);
+  // Commits the file's buffered data, uploading its full chunks without the
+  // lock first (see kMaxFlushUploadPasses in write_back.cc).
   FsStatus FlushFileLocking(Ino ino);
+  // Bytes of the file's full chunks in memory that no upload has taken
+  // yet; caller holds the lock.
+  size_t AwaitingUploadBytes(Ino ino);
   FsStatus FlushAll();
   void AddMemory(DirtyFile& f, int64_t delta);
   // Waits until `bytes` more fit in the buffer and promises them to the

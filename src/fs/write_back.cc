@@ -16,6 +16,27 @@ namespace {
 // A writer waiting for memory re-requests a flush this often, in case the
 // flusher was busy with an older request when it asked.
 constexpr std::chrono::seconds kMemoryRecheck{1};
+// A commit builds and uploads one segment of the file's full chunks still in
+// memory while holding the file's lock. Before it, up to this many upload
+// passes run without the lock while more than kCommitUploadBytes would be
+// left to it (writers keep adding chunks during a pass); then the commit
+// takes whatever remains.
+constexpr int kMaxFlushUploadPasses = 3;
+constexpr size_t kCommitUploadBytes = 1u << 20;
+
+// Takes the prefetched bytes of `extent` for chunk `index`, if there are.
+bool TakePrefetched(std::vector<ChunkPrefetch>* prefetched, uint64_t index,
+                    const ChunkExtent& extent, std::string* out) {
+  if (prefetched == nullptr) return false;
+  for (ChunkPrefetch& p : *prefetched) {
+    if (p.index == index && p.extent == extent && p.bytes.size() == extent.plain_len) {
+      *out = std::move(p.bytes);
+      p.index = UINT64_MAX;  // used up
+      return true;
+    }
+  }
+  return false;
+}
 
 }  // namespace
 
@@ -81,13 +102,65 @@ void FileSystemImpl::ReleaseMemory(int64_t bytes) {
   memory_cv_.SignalAll();
 }
 
+std::vector<ChunkPrefetch> FileSystemImpl::PrefetchChunks(Ino ino, uint64_t offset,
+                                                          uint64_t length) {
+  std::vector<ChunkPrefetch> wanted;
+  if (length == 0) return wanted;
+  const uint64_t end = offset + length;
+  // Only the first and the last chunk can be changed in part.
+  std::vector<uint64_t> partial;
+  for (uint64_t index : {offset / kChunkSize, (end - 1) / kChunkSize}) {
+    const uint64_t start = index * kChunkSize;
+    const bool whole = offset <= start && end >= start + kChunkSize;
+    if (!whole && (partial.empty() || partial.back() != index)) partial.push_back(index);
+  }
+  if (partial.empty()) return wanted;
+  std::vector<uint64_t> lookup;  // chunks whose stored value says where
+  {
+    InodeLocks lock(locks_, {ino});
+    DirtyFile* f = FindDirty(ino);
+    uint64_t stored_limit;
+    if (f != nullptr) {
+      stored_limit = f->stored_chunk_limit;
+    } else {
+      FsResult<InodeRecord> r = LoadStoredInode(ino);
+      if (!r.ok() || !r->is_reg()) return wanted;
+      stored_limit = ChunkCount(r->size);
+    }
+    for (uint64_t index : partial) {
+      auto it = f == nullptr ? decltype(f->chunks)::iterator() : f->chunks.find(index);
+      if (f != nullptr && it != f->chunks.end()) {
+        if (it->second.uploaded) wanted.push_back({index, it->second.extent, {}});
+      } else if (index < stored_limit) {
+        lookup.push_back(index);
+      }
+    }
+  }
+  for (uint64_t index : lookup) {
+    FsResult<std::optional<std::string>> value = GetChunkValue(ino, index);
+    StoredChunk stored;
+    if (value.ok() && value->has_value() && DecodeChunk(**value, &stored) && stored.is_extent) {
+      wanted.push_back({index, stored.extent, {}});
+    }
+  }
+  for (ChunkPrefetch& p : wanted) {
+    p.bytes.assign(p.extent.plain_len, '\0');
+    std::vector<ExtentRead> read{{p.extent, 0, p.extent.plain_len, 0}};
+    if (!ReadExtents(read, p.bytes.data()).ok()) p.bytes.clear();
+  }
+  return wanted;
+}
+
 FsResult<DirtyChunk*> FileSystemImpl::EnsureChunk(Ino ino, DirtyFile& f, uint64_t index,
-                                                  bool need_bytes) {
+                                                  bool need_bytes,
+                                                  std::vector<ChunkPrefetch>* prefetched) {
   locks_.AssertHeld(ino);
   auto it = f.chunks.find(index);
   if (it != f.chunks.end()) {
     if (need_bytes && it->second.uploaded) {
-      FsStatus s = MaterializeChunk(f, it->second);
+      std::string bytes;
+      const bool have = TakePrefetched(prefetched, index, it->second.extent, &bytes);
+      FsStatus s = MaterializeChunk(f, it->second, have ? &bytes : nullptr);
       if (!s.ok()) return s;
     }
     return &it->second;
@@ -106,7 +179,9 @@ FsResult<DirtyChunk*> FileSystemImpl::EnsureChunk(Ino ino, DirtyFile& f, uint64_
       }
       chunk.stored_len = stored.plain_len();
       if (stored.is_extent) chunk.stored_extent = stored.extent;
-      if (need_bytes) {
+      const bool have = need_bytes && stored.is_extent &&
+                        TakePrefetched(prefetched, index, stored.extent, &chunk.data);
+      if (need_bytes && !have) {
         FsStatus s = LoadChunkBytes(stored, &chunk.data);
         if (!s.ok()) return s;
       }
@@ -117,14 +192,18 @@ FsResult<DirtyChunk*> FileSystemImpl::EnsureChunk(Ino ino, DirtyFile& f, uint64_
   return &pos->second;
 }
 
-FsStatus FileSystemImpl::MaterializeChunk(DirtyFile& f, DirtyChunk& c) {
-  std::string bytes(c.extent.plain_len, '\0');
-  std::vector<ExtentRead> read{{c.extent, 0, c.extent.plain_len, 0}};
-  FsStatus s = ReadExtents(read, bytes.data());
-  if (!s.ok()) return s;
+FsStatus FileSystemImpl::MaterializeChunk(DirtyFile& f, DirtyChunk& c, std::string* bytes) {
+  std::string read_bytes;
+  if (bytes == nullptr) {
+    read_bytes.assign(c.extent.plain_len, '\0');
+    std::vector<ExtentRead> read{{c.extent, 0, c.extent.plain_len, 0}};
+    FsStatus s = ReadExtents(read, read_bytes.data());
+    if (!s.ok()) return s;
+    bytes = &read_bytes;
+  }
   AddPending(c.extent.segment, -1);  // that upload is garbage now
   c.uploaded = false;
-  c.data = std::move(bytes);
+  c.data = std::move(*bytes);
   AddMemory(f, static_cast<int64_t>(c.data.size()));
   return {};
 }
@@ -141,18 +220,6 @@ void FileSystemImpl::CarryDirty(Txn& txn, Ino ino, DirtyFile& f, InodeRecord& r)
   if (std::find(txn.carried.begin(), txn.carried.end(), ino) != txn.carried.end()) return;
   txn.used_bytes_delta += used - static_cast<int64_t>(f.engine_used);
   txn.carried.push_back(ino);
-}
-
-size_t FileSystemImpl::SegmentBytesAwaiting(const Txn& txn) {
-  size_t bytes = 0;
-  for (Ino ino : txn.carried) {
-    const DirtyFile* f = FindDirty(ino);
-    if (f == nullptr) continue;
-    for (const auto& [index, chunk] : f->chunks) {
-      if (!chunk.uploaded && BelongsInSegment(f->inode.size, index)) bytes += chunk.data.size();
-    }
-  }
-  return bytes;
 }
 
 FsStatus FileSystemImpl::EncodeCarried(Txn& txn) {
@@ -190,7 +257,9 @@ FsStatus FileSystemImpl::EncodeCarried(Txn& txn) {
       std::string_view bytes(chunk.data.data(), len);
       if (BelongsInSegment(size, index)) {
         if (!builder) {
-          builder.emplace(engine_.data_objects().NewId(), compression_, SegmentBytesAwaiting(txn));
+          size_t expected = 0;
+          for (Ino carried : txn.carried) expected += AwaitingUploadBytes(carried);
+          builder.emplace(engine_.data_objects().NewId(), compression_, expected);
         }
         placed.push_back({ino, index, builder->Add(ino, index, bytes)});
       } else {
@@ -270,13 +339,26 @@ FsStatus FileSystemImpl::SettleUploads(Ino ino, bool upload_first) {
   }
 }
 
+size_t FileSystemImpl::AwaitingUploadBytes(Ino ino) {
+  locks_.AssertHeld(ino);
+  DirtyFile* f = FindDirty(ino);
+  if (f == nullptr) return 0;
+  size_t bytes = 0;
+  for (const auto& [index, c] : f->chunks) {
+    if (AwaitsUpload(*f, index, c)) bytes += c.data.size();
+  }
+  return bytes;
+}
+
 FsStatus FileSystemImpl::FlushFileLocking(Ino ino) {
-  // Chunks written since FlushAll's upload go up now, in the uploader's
-  // parallel PUTs, rather than in the commit while the file stays locked.
-  FsStatus settled = SettleUploads(ino, /*upload_first=*/true);
-  if (!settled.ok()) return settled;
-  InodeLocks lock(locks_, {ino});
-  return FlushFile(ino);
+  for (int pass = 0;; ++pass) {
+    // The first pass only waits: callers have just uploaded.
+    FsStatus settled = SettleUploads(ino, /*upload_first=*/pass > 0);
+    if (!settled.ok()) return settled;
+    InodeLocks lock(locks_, {ino});
+    if (pass < kMaxFlushUploadPasses && AwaitingUploadBytes(ino) > kCommitUploadBytes) continue;
+    return FlushFile(ino);
+  }
 }
 
 FsStatus FileSystemImpl::FlushAll() {

@@ -185,29 +185,30 @@ Outcome Transmission::Run(const Request& request, std::string_view payload) cons
 }
 
 Outcome Transmission::Read(const Request& request) const {
-  std::string data;
-  data.reserve(request.length);
-  // The file may have shrunk since the handshake: what the client was told
-  // exists still reads, as zeros.
-  while (data.size() < request.length) {
-    uint64_t offset = request.offset + data.size();
-    auto r = fs_.Read(kRoot, session_.export_info.ino, offset,
-                      static_cast<uint32_t>(request.length - data.size()));
-    if (!r.ok()) return Failed(request, r.error());
-    if (r->data.empty()) break;
-    data.append(r->data);
-  }
-  data.resize(request.length, '\0');
   Outcome o;
   if (session_.structured_replies) {
     if (request.length == 0) return Done(request, 0);
     o.reply = ChunkHeader(kReplyFlagDone, kReplyTypeOffsetData, request.cookie,
-                          static_cast<uint32_t>(8 + data.size()));
+                          static_cast<uint32_t>(8 + request.length));
     PutU64(&o.reply, request.offset);
   } else {
     o.reply = SimpleReplyHeader(0, request.cookie);
   }
-  o.reply.append(data);
+  // The data goes straight behind the header: one buffer per reply, no
+  // second copy of up to 32 MiB.
+  const size_t header = o.reply.size();
+  o.reply.reserve(header + request.length);
+  // The file may have shrunk since the handshake: what the client was told
+  // exists still reads, as zeros.
+  while (o.reply.size() - header < request.length) {
+    uint64_t done = o.reply.size() - header;
+    auto r = fs_.Read(kRoot, session_.export_info.ino, request.offset + done,
+                      static_cast<uint32_t>(request.length - done));
+    if (!r.ok()) return Failed(request, r.error());
+    if (r->data.empty()) break;
+    o.reply.append(r->data);
+  }
+  o.reply.resize(header + request.length, '\0');
   return o;
 }
 

@@ -3,8 +3,11 @@
 // and the collector returning deleted and overwritten data to the bucket
 // (docs/FORMAT.md, "Segments").
 #include <chrono>
+#include <condition_variable>
 #include <filesystem>
 #include <functional>
+#include <future>
+#include <mutex>
 #include <random>
 #include <thread>
 
@@ -281,6 +284,141 @@ TEST_F(LocalBucketSegmentTest, UploadsAreNotCopiedIntoTheDiskCache) {
   EXPECT_EQ(ReadAt(f, 3 << 20, 100000), data.substr(3 << 20, 100000));
   EXPECT_EQ(ReadAt(f, (6 << 20) - 10, 100), data.substr((6 << 20) - 10));
   EXPECT_GE(CachedDataObjects(), 1u) << "reads left the cache empty";
+  ExpectFsckClean();
+}
+
+// Small writes into chunks whose bytes live in segments, from many threads
+// at once, while the uploader and the flusher work: the bytes a write reads
+// ahead without the lock are used only when the chunk still has them.
+class SmallWriteSegmentTest : public SegmentTest {
+ protected:
+  FsOptions Options() override {
+    FsOptions o = SegmentTest::Options();
+    o.write_back_bytes = 1ull << 20;
+    o.write_back_file_bytes = 128ull << 10;
+    o.segment_bytes = 256ull << 10;
+    o.write_back_interval = std::chrono::milliseconds(20);
+    return o;
+  }
+};
+
+TEST_F(SmallWriteSegmentTest, ConcurrentSmallWritesKeepEveryByte) {
+  constexpr size_t kFileBytes = 2 << 20;
+  constexpr size_t kBlock = 4096;
+  constexpr int kThreads = 8;
+  Ino f = MakeFile(kRootIno, "f");
+  std::string expected = Pattern(kFileBytes, 20);
+  WriteAt(f, 0, expected);
+  Fsync(f);
+  Remount();
+  // Thread t owns the blocks b with b % kThreads == t (so the end result
+  // is known), offset by 100 bytes so writes straddle chunk boundaries;
+  // blocks of one chunk belong to different threads.
+  const size_t blocks = kFileBytes / kBlock - 1;
+  std::vector<std::string> last(blocks);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      std::mt19937 rng(t);
+      for (int i = 0; i < 300; ++i) {
+        size_t b = (rng() % (blocks / kThreads)) * kThreads + t;
+        std::string data = Pattern(kBlock, static_cast<uint32_t>(1000 * t + i));
+        auto w = fs_->Write(Root(), f, b * kBlock + 100, data);
+        ASSERT_TRUE(w.ok()) << "errno " << w.error();
+        last[b] = std::move(data);
+        if (i % 50 == 49) ASSERT_FS_OK(fs_->Fsync(Root(), f));
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  for (size_t b = 0; b < blocks; ++b) {
+    if (!last[b].empty()) expected.replace(b * kBlock + 100, kBlock, last[b]);
+  }
+  EXPECT_EQ(ReadAt(f, 0, kFileBytes), expected);
+  Fsync(f);
+  Remount();
+  EXPECT_EQ(ReadAt(f, 0, kFileBytes), expected);
+  ExpectFsckClean();
+}
+
+// A store whose data-object reads wait while the gate is closed (at most
+// ten seconds, so a broken test cannot hang).
+class GatedStore : public MemoryStore {
+ public:
+  Result<std::string> Get(const std::string& key) override {
+    Gate(key);
+    return MemoryStore::Get(key);
+  }
+  Result<std::string> GetRange(const std::string& key, uint64_t offset, uint64_t length) override {
+    Gate(key);
+    return MemoryStore::GetRange(key, offset, length);
+  }
+  void SetOpen(bool open) {
+    std::lock_guard<std::mutex> l(gate_mu_);
+    open_ = open;
+    gate_cv_.notify_all();
+  }
+  int waiting() {
+    std::lock_guard<std::mutex> l(gate_mu_);
+    return waiting_;
+  }
+
+ private:
+  void Gate(const std::string& key) {
+    if (key.rfind(engine::kDataPrefix, 0) != 0) return;
+    std::unique_lock<std::mutex> l(gate_mu_);
+    waiting_++;
+    gate_cv_.wait_for(l, std::chrono::seconds(10), [&] { return open_; });
+    waiting_--;
+  }
+
+  std::mutex gate_mu_;
+  std::condition_variable gate_cv_;
+  bool open_ = true;
+  int waiting_ = 0;
+};
+
+class GatedSegmentTest : public SegmentTest {
+ protected:
+  std::shared_ptr<ObjectStore> MakeStore() override {
+    gated_ = std::make_shared<GatedStore>();
+    return gated_;
+  }
+  void TearDown() override {
+    gated_->SetOpen(true);
+    SegmentTest::TearDown();
+  }
+  std::shared_ptr<GatedStore> gated_;
+};
+
+TEST_F(GatedSegmentTest, SmallWriteReadsItsChunkWithoutBlockingTheFile) {
+  Ino f = MakeFile(kRootIno, "f");
+  std::string data = Pattern(1 << 20, 21);
+  WriteAt(f, 0, data);
+  Fsync(f);
+  Remount();  // an empty cache: chunk bytes come from the bucket
+  const std::string a = Pattern(4096, 22), b = Pattern(4096, 23), c = Pattern(4096, 24);
+  WriteAt(f, 5 * kChunkSize + 100, a);  // chunk 5 is in memory now
+  data.replace(5 * kChunkSize + 100, a.size(), a);
+  gated_->SetOpen(false);
+  // This write must read chunk 10 from its segment, and waits there...
+  auto slow = std::async(std::launch::async, [&] { WriteAt(f, 10 * kChunkSize + 100, b); });
+  for (int i = 0; i < 400 && gated_->waiting() == 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  ASSERT_EQ(gated_->waiting(), 1);
+  // ...without holding the file: a write into a buffered chunk goes on.
+  auto fast = std::async(std::launch::async, [&] { WriteAt(f, 5 * kChunkSize + 200, c); });
+  EXPECT_EQ(fast.wait_for(std::chrono::seconds(5)), std::future_status::ready);
+  gated_->SetOpen(true);
+  fast.get();
+  slow.get();
+  data.replace(10 * kChunkSize + 100, b.size(), b);
+  data.replace(5 * kChunkSize + 200, c.size(), c);
+  EXPECT_EQ(ReadAt(f, 0, 1 << 20), data);
+  Fsync(f);
+  Remount();
+  EXPECT_EQ(ReadAt(f, 0, 1 << 20), data);
   ExpectFsckClean();
 }
 
