@@ -3,17 +3,27 @@
 // system), so the same run compares them.
 //
 //   workloads_bench --dir D [--ops N] [--size BYTES] [--only name[,name]]
+//                   [--processes P]
 //
 // Each workload gets a fresh subdirectory of D and an untimed setup, then
 // runs N operations one after another, timing each one alone, and finally
 // calls sync(). ops/s counts successful operations over the loop plus that
 // final sync(); latencies (mean, p50, p99) cover the operations only. The
 // work directory is removed afterwards (untimed).
+//
+// With --processes P, P forked processes run each workload at once, each in
+// a directory of its own with its own setup and N operations; they start
+// the timed loop together (after every setup is done), and ops/s is the
+// aggregate: all successful operations over the time from that start until
+// the last process has finished its loop and sync(). Latencies are over
+// every process's operations.
 #include <dirent.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -50,6 +60,7 @@ struct Options {
   std::string dir;
   int ops = 10000;
   size_t size = 4096;
+  int processes = 1;
   std::set<std::string> only;
 };
 
@@ -275,31 +286,118 @@ std::vector<Workload> AllWorkloads() {
 struct Result {
   int ok_ops = 0;
   int failed_ops = 0;
-  std::string first_error;
+  int first_errno = 0;  // of the first failed operation
   double seconds = 0;  // loop + final sync
   std::vector<double> latencies_us;
 };
 
-Result Run(const Workload& w, const std::string& dir, const Options& o) {
-  std::function<bool(int)> op = w.prepare(dir, o);
-  sync();  // setup's dirty data must not be charged to the timed run
-  Result r;
-  r.latencies_us.reserve(static_cast<size_t>(o.ops));
-  Clock::time_point start = Clock::now();
+// The timed loop of one process: N operations, then sync().
+void TimedLoop(const std::function<bool(int)>& op, const Options& o, Result* r) {
+  r->latencies_us.reserve(static_cast<size_t>(o.ops));
   for (int i = 0; i < o.ops; ++i) {
     Clock::time_point t0 = Clock::now();
     bool ok = op(i);
     Clock::time_point t1 = Clock::now();
     if (ok) {
-      ++r.ok_ops;
-      r.latencies_us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
+      ++r->ok_ops;
+      r->latencies_us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
     } else {
-      ++r.failed_ops;
-      if (r.first_error.empty()) r.first_error = std::strerror(errno);
+      ++r->failed_ops;
+      if (r->first_errno == 0) r->first_errno = errno;
     }
   }
   sync();
+}
+
+Result Run(const Workload& w, const std::string& dir, const Options& o) {
+  std::function<bool(int)> op = w.prepare(dir, o);
+  sync();  // setup's dirty data must not be charged to the timed run
+  Result r;
+  Clock::time_point start = Clock::now();
+  TimedLoop(op, o, &r);
   r.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  return r;
+}
+
+// What a child of RunProcesses leaves in shared memory: counts, the first
+// error's errno, then `ops` latencies.
+struct ChildReport {
+  int ok_ops;
+  int failed_ops;
+  int first_errno;
+  double latencies_us[1];  // really `ops` entries
+};
+
+size_t ChildReportBytes(const Options& o) {
+  return sizeof(ChildReport) + sizeof(double) * static_cast<size_t>(o.ops);
+}
+
+// --processes: every child prepares its own directory dir/pN, reports ready
+// on one pipe, waits for a byte on another, runs the loop and exits.
+Result RunProcesses(const Workload& w, const std::string& dir, const Options& o) {
+  const size_t stride = ChildReportBytes(o);
+  const size_t total = stride * static_cast<size_t>(o.processes);
+  void* shared = mmap(nullptr, total, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (shared == MAP_FAILED) Die("mmap");
+  auto report = [&](int p) {
+    return reinterpret_cast<ChildReport*>(static_cast<char*>(shared) + stride * static_cast<size_t>(p));
+  };
+  int ready[2], go[2];
+  if (pipe(ready) != 0 || pipe(go) != 0) Die("pipe");
+  std::fflush(stdout);
+  std::vector<pid_t> children;
+  for (int p = 0; p < o.processes; ++p) {
+    pid_t pid = fork();
+    if (pid < 0) Die("fork");
+    if (pid == 0) {
+      close(ready[0]);
+      close(go[1]);
+      std::string mine = dir + "/p" + std::to_string(p);
+      MustMkdir(mine);
+      std::function<bool(int)> op = w.prepare(mine, o);
+      sync();
+      char byte = 'r';
+      char start;
+      if (write(ready[1], &byte, 1) != 1 || read(go[0], &start, 1) != 1) _exit(3);
+      Result r;
+      TimedLoop(op, o, &r);
+      ChildReport* out = report(p);
+      out->ok_ops = r.ok_ops;
+      out->failed_ops = r.failed_ops;
+      out->first_errno = r.first_errno;
+      std::copy(r.latencies_us.begin(), r.latencies_us.end(), out->latencies_us);
+      _exit(0);
+    }
+    children.push_back(pid);
+  }
+  close(ready[1]);
+  close(go[0]);
+  for (int p = 0; p < o.processes; ++p) {
+    char byte;
+    if (read(ready[0], &byte, 1) != 1) Die("a child failed its setup");
+  }
+  Clock::time_point start = Clock::now();
+  std::string bytes(static_cast<size_t>(o.processes), 'g');
+  if (write(go[1], bytes.data(), bytes.size()) != static_cast<ssize_t>(bytes.size())) Die("go pipe");
+  Result r;
+  for (pid_t pid : children) {
+    int status = 0;
+    if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+      errno = ECHILD;
+      Die("a workload process failed");
+    }
+  }
+  r.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  close(ready[0]);
+  close(go[1]);
+  for (int p = 0; p < o.processes; ++p) {
+    const ChildReport* c = report(p);
+    r.ok_ops += c->ok_ops;
+    r.failed_ops += c->failed_ops;
+    if (r.first_errno == 0) r.first_errno = c->first_errno;
+    r.latencies_us.insert(r.latencies_us.end(), c->latencies_us, c->latencies_us + c->ok_ops);
+  }
+  munmap(shared, total);
   return r;
 }
 
@@ -313,6 +411,7 @@ double Percentile(std::vector<double>& sorted, double p) {
   std::fprintf(stderr,
                "workloads_bench: %s\n"
                "usage: workloads_bench --dir D [--ops N] [--size BYTES] [--only name[,name]]\n"
+               "                       [--processes P]\n"
                "workloads:",
                why.c_str());
   for (const Workload& w : AllWorkloads()) std::fprintf(stderr, " %s", w.name);
@@ -341,6 +440,9 @@ Options ParseArgs(int argc, char** argv) {
       o.ops = static_cast<int>(ParsePositive(value(), "--ops"));
     } else if (a == "--size") {
       o.size = static_cast<size_t>(ParsePositive(value(), "--size"));
+    } else if (a == "--processes") {
+      o.processes = static_cast<int>(ParsePositive(value(), "--processes"));
+      if (o.processes > 1024) Usage("--processes is at most 1024");
     } else if (a == "--only") {
       std::stringstream in(value());
       std::string name;
@@ -366,8 +468,10 @@ int main(int argc, char** argv) {
   if (statfs(o.dir.c_str(), &sf) != 0) Die("statfs " + o.dir);
   std::string work = o.dir + "/workloads_bench." + std::to_string(getpid());
   MustMkdir(work);
-  std::printf("dir %s (fs type 0x%lx), %d ops of %zu bytes per workload\n", o.dir.c_str(),
+  std::printf("dir %s (fs type 0x%lx), %d ops of %zu bytes per workload", o.dir.c_str(),
               static_cast<unsigned long>(sf.f_type), o.ops, o.size);
+  if (o.processes > 1) std::printf(" and process, %d processes at once (aggregate ops/s)", o.processes);
+  std::printf("\n");
   std::printf("%-20s %8s %10s %10s %10s %10s %7s\n", "workload", "ops", "ops/s", "mean_us",
               "p50_us", "p99_us", "errors");
   int total_failed = 0;
@@ -375,7 +479,7 @@ int main(int argc, char** argv) {
     if (!o.only.empty() && !o.only.count(w.name)) continue;
     std::string dir = work + "/" + w.name;
     MustMkdir(dir);
-    Result r = Run(w, dir, o);
+    Result r = o.processes > 1 ? RunProcesses(w, dir, o) : Run(w, dir, o);
     std::vector<double>& lat = r.latencies_us;
     std::sort(lat.begin(), lat.end());
     double sum = 0;
@@ -383,8 +487,8 @@ int main(int argc, char** argv) {
     double mean = lat.empty() ? 0 : sum / static_cast<double>(lat.size());
     std::printf("%-20s %8d %10.1f %10.1f %10.1f %10.1f %7d%s%s\n", w.name, r.ok_ops,
                 r.seconds > 0 ? r.ok_ops / r.seconds : 0.0, mean, Percentile(lat, 0.50),
-                Percentile(lat, 0.99), r.failed_ops, r.first_error.empty() ? "" : "  first error: ",
-                r.first_error.c_str());
+                Percentile(lat, 0.99), r.failed_ops, r.first_errno == 0 ? "" : "  first error: ",
+                r.first_errno == 0 ? "" : std::strerror(r.first_errno));
     std::fflush(stdout);
     total_failed += r.failed_ops;
     RemoveTree(dir);
