@@ -307,14 +307,8 @@ EOF
   die "pailfs did not mount and become healthy in 120 s ($SERVER_LOG)"
 }
 
-stop_server() {
-  [ -n "$SERVER_PID" ] || return 0
-  kill -TERM "$SERVER_PID" 2>/dev/null
-  local rc=0
-  wait "$SERVER_PID" || rc=$?
-  SERVER_PID=""
-  [ "$rc" = 0 ] || log "pailfs exited with $rc at stop (see $SERVER_LOG)"
-}
+# shellcheck source=bench/pailfs_server.sh
+source "$(dirname "${BASH_SOURCE[0]}")/pailfs_server.sh"
 
 scrape() { curl -sf --unix-socket "$ADMIN_SOCK" http://pailfs/metrics > "$1" || die "scraping /metrics failed"; }
 # metric FILE NAME [LABEL-REGEX]: the sum of NAME's samples matching.

@@ -97,14 +97,8 @@ mountpoint = "$PAIL_MNT"
 unix_socket = "$ADMIN_SOCK"
 EOF
 
-stop_server() {
-  [ -n "$SERVER_PID" ] || return 0
-  kill -TERM "$SERVER_PID" 2>/dev/null
-  local rc=0
-  wait "$SERVER_PID" || rc=$?
-  SERVER_PID=""
-  [ "$rc" = 0 ] || log "pailfs exited with $rc at stop (see $SERVER_LOG)"
-}
+# shellcheck source=bench/pailfs_server.sh
+source "$(dirname "${BASH_SOURCE[0]}")/pailfs_server.sh"
 
 cleanup() {
   stop_server
