@@ -99,6 +99,7 @@ class FuseServer::Impl {
   CondVar cv_{&mu_};
   bool initialized_ GUARDED_BY(mu_) = false;
   bool loop_ended_ GUARDED_BY(mu_) = false;
+  bool stopping_ GUARDED_BY(mu_) = false;
 };
 
 Status FuseServer::Impl::CheckMountpoint() {
@@ -168,13 +169,22 @@ Status FuseServer::Impl::Start() {
 void FuseServer::Impl::RunLoop() {
   int rc = RequestLoop(session_, options_.threads).Run();
   if (rc != 0) spdlog::warn("fuse: request loop ended with {}", rc);
-  MutexLock g(&mu_);
-  loop_ended_ = true;
-  cv_.SignalAll();
+  bool unmounted_from_outside;
+  {
+    MutexLock g(&mu_);
+    loop_ended_ = true;
+    unmounted_from_outside = initialized_ && !stopping_;
+    cv_.SignalAll();
+  }
+  if (unmounted_from_outside && options_.on_unmounted) options_.on_unmounted();
 }
 
 void FuseServer::Impl::Stop() {
   if (session_ == nullptr) return;
+  {
+    MutexLock g(&mu_);
+    stopping_ = true;
+  }
   fuse_session_exit(session_);
   if (mounted_) {
     // Detaching ends the connection as soon as no process uses the mount;

@@ -4,7 +4,8 @@
 // requests on its own threads (see request_loop.h);
 // it returns once the kernel has completed the FUSE handshake, so the mount
 // is usable. Stop() unmounts and waits for those threads; the caller then
-// flushes the filesystem.
+// flushes the filesystem. An unmount from outside ends the serving too, and
+// is reported through options.on_unmounted.
 //
 // The mount is meant to be shared by many users: allow_other lets every uid
 // use it, and the kernel checks permissions itself (default_permissions)
@@ -18,6 +19,7 @@
 // within the filesystem's flush interval.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -31,6 +33,9 @@ struct FuseServerOptions {
   bool allow_other = true;
   // Upper bound on threads serving kernel requests at once.
   unsigned threads = 8;
+  // Called once, on a server thread, when the mount goes away without
+  // Stop(): someone ran umount or fusermount -u.
+  std::function<void()> on_unmounted;
 };
 
 class FuseServer {

@@ -1,6 +1,7 @@
 #include "server/process.h"
 
 #include <signal.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <memory>
@@ -129,6 +130,17 @@ Status RunServer(const Config& config) {
     fuse::FuseServerOptions options;
     options.mountpoint = config.fuse.mountpoint;
     options.allow_other = config.fuse.allow_other;
+    const bool only_fuse = !config.nfs.enabled && !config.ninep.enabled && !config.nbd.enabled;
+    options.on_unmounted = [only_fuse, mountpoint = config.fuse.mountpoint] {
+      if (!only_fuse) {
+        spdlog::warn("fuse: {} was unmounted; the other protocols keep serving", mountpoint);
+        return;
+      }
+      // Nothing is served any more: shut down as on SIGTERM (flushing
+      // first), as a FUSE daemon is expected to when its mount goes.
+      spdlog::info("fuse: {} was unmounted; shutting down", mountpoint);
+      kill(getpid(), SIGTERM);
+    };
     fuse_server = std::make_unique<fuse::FuseServer>(*filesystem, options);
     started = fuse_server->Start();
   }

@@ -116,10 +116,15 @@ start_server() {
 # SIGTERM, then the server must unmount, flush and exit 0.
 stop_server() {
   kill -TERM "$SERVER_PID"
+  await_clean_exit SIGTERM
+}
+
+# The server, told to stop by `$1`, must flush, exit 0 and leave no mount.
+await_clean_exit() {
   local waited=0
   while kill -0 "$SERVER_PID" 2>/dev/null; do
     if [ "$waited" -ge $((STOP_WAIT_SECONDS * 10)) ]; then
-      show_log "server still running ${STOP_WAIT_SECONDS}s after SIGTERM"
+      show_log "server still running ${STOP_WAIT_SECONDS}s after $1"
       exit 1
     fi
     sleep 0.1
@@ -129,7 +134,7 @@ stop_server() {
   wait "$SERVER_PID" || rc=$?
   SERVER_PID=""
   if [ "$rc" -ne 0 ]; then
-    show_log "server exited with $rc after SIGTERM"
+    show_log "server exited with $rc after $1"
     exit 1
   fi
   if mounted; then
