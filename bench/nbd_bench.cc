@@ -38,6 +38,8 @@ extern "C" {
 #include <thread>
 #include <vector>
 
+#include "objstore/open_store.h"
+
 namespace {
 
 constexpr uint64_t kMiB = 1 << 20;
@@ -219,8 +221,27 @@ bool MakeExportOverNfs(uint16_t nfs_port, const std::string& name, uint64_t size
   return ok;
 }
 
+// Every object under an S3 bucket URL's prefix goes, so that runs do not
+// fill the store (RGW on loopback has a few GiB).
+void DeleteBucket(const std::string& url, const pail::AwsOptions& aws) {
+  pail::StoreOptions options;
+  options.url = url;
+  options.aws = aws;
+  auto store = pail::OpenBackend(options);
+  pail::Status s = store.status();
+  if (store.ok()) {
+    auto listed = pail::ListAll(**store, "");
+    s = listed.status();
+    for (size_t i = 0; listed.ok() && s.ok() && i < listed->size(); ++i) {
+      s = (*store)->Delete((*listed)[i].key);
+    }
+  }
+  if (!s.ok()) std::fprintf(stderr, "deleting %s: %s\n", url.c_str(), s.ToString().c_str());
+}
+
 void BenchPailfs(const std::string& target, const Params& p, const std::string& work) {
   std::string url, aws;
+  pail::AwsOptions s3;
   if (target == "file") {
     url = "file://" + work + "/bucket";
   } else {
@@ -233,6 +254,7 @@ void BenchPailfs(const std::string& target, const Params& p, const std::string& 
       return;
     }
     const char* region = std::getenv("S3_REGION");
+    s3 = {key, secret, region ? region : "us-east-1", endpoint, true, true};
     std::random_device rd;
     url = "s3://pail-test/nbd-bench-" + std::to_string(rd());
     aws = std::string("[aws]\naccess_key_id = \"") + key + "\"\nsecret_access_key = \"" + secret +
@@ -247,13 +269,16 @@ void BenchPailfs(const std::string& target, const Params& p, const std::string& 
                         // The bench runs as root and makes the export as root.
                         << "squash = \"none\"\n"
                         << "[servers.nbd]\naddresses = [\"127.0.0.1:" << nbd_port << "\"]\n";
-  Child server({p.pailfs, "run", "-c", config}, work + "/" + target + ".log");
-  if (!server.WaitForPort(nbd_port) || !MakeExportOverNfs(nfs_port, "bench", p.size_mib * kMiB)) {
-    std::printf("%-8s failed to start; see %s/%s.log\n", target.c_str(), work.c_str(),
-                target.c_str());
-    return;
+  {
+    Child server({p.pailfs, "run", "-c", config}, work + "/" + target + ".log");
+    if (server.WaitForPort(nbd_port) && MakeExportOverNfs(nfs_port, "bench", p.size_mib * kMiB)) {
+      Workloads(target, nbd_port, "bench", p);
+    } else {
+      std::printf("%-8s failed to start; see %s/%s.log\n", target.c_str(), work.c_str(),
+                  target.c_str());
+    }
   }
-  Workloads(target, nbd_port, "bench", p);
+  if (target != "file") DeleteBucket(url, s3);
 }
 
 void BenchNbdkit(const Params& p, const std::string& work) {
