@@ -279,6 +279,8 @@ class FileSystemImpl final : public FileSystem {
   FsStatus ReadExtents(std::vector<ExtentRead>& reads, char* buffer);
   // The bytes of a stored chunk value (inline or extent) into `out`.
   FsStatus LoadChunkBytes(const StoredChunk& chunk, std::string* out);
+  // The whole plain bytes of an extent into `out`.
+  FsStatus ReadExtentBytes(const ChunkExtent& extent, std::string* out);
   // Reads and decodes the engine's value of a chunk; nullopt when absent.
   FsResult<std::optional<std::string>> GetChunkValue(Ino ino, uint64_t index);
   // The live bytes a stored value stops holding when it is replaced.

@@ -119,8 +119,12 @@ FsStatus FileSystemImpl::LoadChunkBytes(const StoredChunk& chunk, std::string* o
     out->assign(chunk.inline_bytes);
     return {};
   }
-  out->assign(chunk.extent.plain_len, '\0');
-  std::vector<ExtentRead> read{{chunk.extent, 0, chunk.extent.plain_len, 0}};
+  return ReadExtentBytes(chunk.extent, out);
+}
+
+FsStatus FileSystemImpl::ReadExtentBytes(const ChunkExtent& extent, std::string* out) {
+  out->assign(extent.plain_len, '\0');
+  std::vector<ExtentRead> read{{extent, 0, extent.plain_len, 0}};
   return ReadExtents(read, out->data());
 }
 

@@ -144,9 +144,7 @@ std::vector<ChunkPrefetch> FileSystemImpl::PrefetchChunks(Ino ino, uint64_t offs
     }
   }
   for (ChunkPrefetch& p : wanted) {
-    p.bytes.assign(p.extent.plain_len, '\0');
-    std::vector<ExtentRead> read{{p.extent, 0, p.extent.plain_len, 0}};
-    if (!ReadExtents(read, p.bytes.data()).ok()) p.bytes.clear();
+    if (!ReadExtentBytes(p.extent, &p.bytes).ok()) p.bytes.clear();
   }
   return wanted;
 }
@@ -195,9 +193,7 @@ FsResult<DirtyChunk*> FileSystemImpl::EnsureChunk(Ino ino, DirtyFile& f, uint64_
 FsStatus FileSystemImpl::MaterializeChunk(DirtyFile& f, DirtyChunk& c, std::string* bytes) {
   std::string read_bytes;
   if (bytes == nullptr) {
-    read_bytes.assign(c.extent.plain_len, '\0');
-    std::vector<ExtentRead> read{{c.extent, 0, c.extent.plain_len, 0}};
-    FsStatus s = ReadExtents(read, read_bytes.data());
+    FsStatus s = ReadExtentBytes(c.extent, &read_bytes);
     if (!s.ok()) return s;
     bytes = &read_bytes;
   }
