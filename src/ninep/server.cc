@@ -31,6 +31,27 @@ uint32_t LoadU32(const char* p) {
          uint32_t{static_cast<uint8_t>(p[2])} << 16 | uint32_t{static_cast<uint8_t>(p[3])} << 24;
 }
 
+// Whether a request of this type may run on the I/O thread itself when it
+// is the only one its connection has in flight. These touch metadata only
+// (the core's key-value store, in memory or its local cache), so they take
+// tens of microseconds; handing each to a worker would cost two thread
+// switches more than the work, and on a loaded machine (a VM guest's
+// emulator sharing the cores) each switch can cost as much again. Reads,
+// writes, fsync and readdir may wait on the bucket or on write-back, and
+// always go to the workers, as does anything arriving while another
+// request of the connection is still running.
+bool RunsInline(uint8_t type) {
+  switch (type) {
+    case kTwalk: case kTgetattr: case kTclunk: case kTlopen: case kTlcreate: case kTmkdir:
+    case kTunlinkat: case kTremove: case kTstatfs: case kTsetattr: case kTreadlink:
+    case kTsymlink: case kTmknod: case kTlink: case kTrename: case kTrenameat:
+    case kTxattrwalk: case kTxattrcreate: case kTlock: case kTgetlock:
+      return true;
+    default:
+      return false;
+  }
+}
+
 uint16_t TagOf(const std::string& message) {
   return static_cast<uint16_t>(static_cast<uint8_t>(message[5]) |
                                static_cast<uint8_t>(message[6]) << 8);
@@ -66,7 +87,8 @@ struct NinepServer::Impl {
 // One client connection.
 //
 // Reading and framing run on the connection's strand; requests run on the
-// workers. A worker that finishes a request sends its reply itself, with
+// workers, except a metadata-only one arriving while the connection has
+// nothing else in flight, which runs right there (RunsInline). A worker that finishes a request sends its reply itself, with
 // one non-blocking send, when nothing else is queued or being written (one
 // thread hop per request instead of two); a reply that does not go out
 // whole joins the queue, which the strand writes with Asio. mu_ guards the
@@ -168,6 +190,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     uint16_t tag = TagOf(message);
     const char* problem = nullptr;
     std::shared_ptr<Pending> pending;
+    bool run_here = false;
     {
       MutexLock lock(&mu_);
       if (pending_.count(tag)) {
@@ -191,12 +214,20 @@ class Connection : public std::enable_shared_from_this<Connection> {
         pending = std::make_shared<Pending>();
         pending_.emplace(tag, pending);
         buffered_bytes_ += message.size();
+        run_here = pending_.size() == 1 && RunsInline(type);
       }
     }
     if (problem) {
       spdlog::warn("9p: closing connection from {}: {} (tag {})", peer_, problem, tag);
       CloseOnStrand();
       return false;
+    }
+    if (run_here) {
+      // On the strand: nothing else of this connection runs, and a Tflush
+      // of this tag cannot be read before the reply is out.
+      std::string reply = session_.Handle(message);
+      Finish(tag, message.size(), std::move(reply));
+      return true;
     }
     asio::post(*server_->workers, [self = shared_from_this(), pending, tag,
                                    message = std::move(message)] {

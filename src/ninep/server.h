@@ -3,7 +3,10 @@
 //
 // One I/O thread moves bytes; requests run on a bounded pool of worker
 // threads, so a connection has many requests in flight and each reply goes
-// out as soon as its request completes. Tflush is answered here: a flushed
+// out as soon as its request completes. A metadata-only request that
+// arrives while its connection has nothing else running is handled on the
+// I/O thread directly (no thread switch), as a lone client's lookups,
+// getattrs and clunks mostly are. Tflush is answered here: a flushed
 // request that has not started never runs, one that has is answered first,
 // and Rflush follows its reply.
 //

@@ -442,6 +442,42 @@ TEST_F(NinepTest, FlushAnswersAfterTheFlushedRequest) {
   EXPECT_EQ(c_->Getattr(2, &a), 0);
 }
 
+// Metadata requests arriving while nothing else of the connection runs are
+// handled where they are read, one after another: a burst of walk, getattr,
+// clunk triples, each naming the fid the one before made, sent in one
+// write, is answered in order without an error (were they spread over the
+// worker threads, a getattr could run before its walk). A Tflush of such a
+// request comes after its reply, and what it did stays done.
+TEST_F(NinepTest, LoneMetadataRequestsRunInArrivalOrder) {
+  MakeFile(2, "f", "x");
+  ASSERT_EQ(c_->Clunk(2), 0);
+  constexpr int kTriples = 100;
+  std::string burst;
+  std::vector<uint8_t> expect;
+  auto add = [&](uint8_t type, uint16_t tag, const std::string& body) {
+    burst += Fields().u32(static_cast<uint32_t>(7 + body.size())).u8(type).u16(tag).raw(body).bytes();
+    expect.push_back(type == Tflush ? Rflush : static_cast<uint8_t>(type + 1));
+  };
+  for (int i = 0; i < kTriples; i++) {
+    uint32_t fid = 500 + static_cast<uint32_t>(i);
+    uint16_t tag = static_cast<uint16_t>(3 * i + 10);
+    add(Twalk, tag, Fields().u32(1).u32(fid).u16(1).str("f").bytes());
+    add(Tgetattr, tag + 1, Fields().u32(fid).u64(0x7ff).bytes());
+    add(Tclunk, tag + 2, Fields().u32(fid).bytes());
+  }
+  add(Twalk, 1000, Fields().u32(1).u32(900).u16(1).str("f").bytes());
+  add(Tflush, 1001, Fields().u16(1000).bytes());
+  ASSERT_TRUE(c_->SendBytes(burst));
+  for (size_t i = 0; i < expect.size(); i++) {
+    P9Reply r;
+    ASSERT_TRUE(c_->Receive(&r)) << "reply " << i;
+    ASSERT_EQ(r.type, expect[i]) << "reply " << i << " (tag " << r.tag << ")";
+  }
+  P9Attr a;
+  EXPECT_EQ(c_->Getattr(900, &a), 0);  // the flushed walk had already made fid 900
+  EXPECT_EQ(a.size, 1u);
+}
+
 TEST_F(NinepTest, LocksAreSharedBetweenConnections) {
   MakeFile(2, "f", "data");
   auto other = Connect(0, "/" + name_);
