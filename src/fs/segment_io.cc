@@ -40,7 +40,6 @@ struct UploadMember {
   Ino ino;
   uint64_t index;
   uint64_t version;
-  std::string bytes;
 };
 }  // namespace
 
@@ -241,24 +240,23 @@ FsStatus FileSystemImpl::UploadEligible(bool all) {
 
   auto pass = std::make_shared<UploadPass>();
   std::vector<UploadMember> members;
+  // The chunks are staged straight into the segment's body (see
+  // SegmentBuilder::Stage): one copy out of the buffer, made under the
+  // file's lock, and none after it for incompressible bytes.
+  std::optional<SegmentBuilder> builder;
   size_t collected = 0;
   auto submit = [&] {
     if (members.empty()) return;
-    const uint64_t id = engine_.data_objects().NewId();
+    const uint64_t id = builder->segment();
     // Protected from the collector from before its record exists.
     AddPending(id, static_cast<int64_t>(members.size()));
     {
       MutexLock g(&pass->mu);
       pass->outstanding++;
     }
-    upload_pool_->Submit([this, pass, id, collected, members = std::move(members)]() mutable {
-      SegmentBuilder builder(id, compression_, collected);
-      std::vector<ChunkExtent> extents;
-      extents.reserve(members.size());
-      for (UploadMember& m : members) {
-        extents.push_back(builder.Add(m.ino, m.index, m.bytes));
-        std::string().swap(m.bytes);
-      }
+    upload_pool_->Submit([this, pass, id, members = std::move(members),
+                          builder = std::move(*builder)]() mutable {
+      const std::vector<ChunkExtent> extents = builder.CompressStaged();
       FsStatus s = PutSegment(builder, nullptr);
       int64_t unused = 0;
       for (size_t i = 0; i < members.size(); ++i) {
@@ -290,6 +288,7 @@ FsStatus FileSystemImpl::UploadEligible(bool all) {
       pass->cv.SignalAll();
     });
     members.clear();
+    builder.reset();
     collected = 0;
   };
   for (size_t i = 0; i < inos.size();) {
@@ -306,8 +305,14 @@ FsStatus FileSystemImpl::UploadEligible(bool all) {
             more = true;
             break;
           }
+          if (!builder) {
+            // Room for a whole target and the chunk that passes it, so
+            // the body is never regrown (and copied).
+            builder.emplace(engine_.data_objects().NewId(), compression_, target + kChunkSize);
+          }
           c.uploading = true;
-          members.push_back({inos[i], index, c.version, c.data.substr(0, len)});
+          members.push_back({inos[i], index, c.version});
+          builder->Stage(inos[i], index, std::string_view(c.data.data(), len));
           collected += len;
         }
       }
