@@ -26,6 +26,9 @@ constexpr uint64_t kMaxRunBytes = 4ull << 20;
 constexpr uint64_t kReadAheadBytes = 16ull << 20;
 constexpr uint64_t kReadAheadRequestBytes = 2ull << 20;
 constexpr size_t kReadAheadFiles = 1024;
+// An upload pass copies at most this much of a file's chunks per hold of
+// the file's lock.
+constexpr size_t kStageBatchBytes = 1u << 20;
 
 
 // What an upload task waits for: its sibling uploads of one pass.
@@ -291,20 +294,23 @@ FsStatus FileSystemImpl::UploadEligible(bool all) {
     builder.reset();
     collected = 0;
   };
+  // The file's lock is taken for at most kStageBatchBytes of copying at a
+  // time, so writers to the file are not held up for a whole segment.
+  uint64_t resume = 0;  // the next chunk index of inos[i] to look at
   for (size_t i = 0; i < inos.size();) {
-    bool more = false;  // the file still has chunks once this segment is full
+    bool file_done = true;
     {
       InodeLocks lock(locks_, {inos[i]});
       DirtyFile* f = FindDirty(inos[i]);
       if (f != nullptr) {
-        for (auto& [index, c] : f->chunks) {
+        size_t batch = 0;
+        auto it = f->chunks.lower_bound(resume);
+        for (; it != f->chunks.end(); ++it) {
+          if (collected >= target || batch >= kStageBatchBytes) break;
+          auto& [index, c] = *it;
           if (!AwaitsUpload(*f, index, c)) continue;
           const size_t len = PlainLength(c.data);
           if (len == 0) continue;
-          if (collected >= target) {
-            more = true;
-            break;
-          }
           if (!builder) {
             // Room for a whole target and the chunk that passes it, so
             // the body is never regrown (and copied).
@@ -314,12 +320,20 @@ FsStatus FileSystemImpl::UploadEligible(bool all) {
           members.push_back({inos[i], index, c.version});
           builder->Stage(inos[i], index, std::string_view(c.data.data(), len));
           collected += len;
+          batch += len;
+        }
+        if (it != f->chunks.end()) {
+          file_done = false;
+          resume = it->first;
         }
       }
     }
     // Submitting may wait for a free upload slot: never with a lock held.
     if (collected >= target) submit();
-    if (!more) ++i;
+    if (file_done) {
+      ++i;
+      resume = 0;
+    }
   }
   submit();
   MutexLock g(&pass->mu);
