@@ -122,7 +122,7 @@ TEST_F(SegmentTest, OverlappingAndExtendingWritesDuringUploadsKeepEveryByte) {
   constexpr size_t kFileBytes = 8 << 20;
   std::string model;
   std::mt19937_64 rng(99);
-  for (int i = 0; i < 3000; ++i) {
+  for (int i = 0; i < 1500; ++i) {
     const size_t len = 1 + rng() % (rng() % 4 == 0 ? 200000 : 6000);
     size_t off = rng() % kFileBytes;
     if (i % 3 == 0 && !model.empty()) {
