@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "crypto/encrypted_store.h"
+#include "util/blocking_hint.h"
 
 namespace pail::engine {
 
@@ -239,11 +240,13 @@ Status DiskCache::Ensure(Pin& pin, uint64_t first, uint64_t last, bool wait, int
     if (all_present) break;
     if (runs.empty()) {
       if (!wait) break;
+      BlockingHint::AboutToBlock();
       e.fetched.Wait();
       continue;  // an extent whose fetch failed is absent again: claim it
     }
     // Every claimed extent ends present or absent, so no waiter hangs.
     Status s;
+    BlockingHint::AboutToBlock();
     for (auto [run_first, run_last] : runs) {
       if (s.ok()) {
         e.mu.Unlock();

@@ -11,6 +11,7 @@
 
 #include "engine/bucket_fs.h"
 #include "engine/data_objects.h"
+#include "util/blocking_hint.h"
 
 namespace pail::engine {
 
@@ -232,6 +233,7 @@ class EngineImpl : public Engine {
   Status Sync() override {
     if (fenced()) return FencedError();
     const uint64_t wanted = db_->GetLatestSequenceNumber();
+    BlockingHint::AboutToBlock();  // a sync always waits for the bucket
     MutexLock lock(&sync_mu_);
     // Group commit: one upload covers every caller that arrived before it began.
     while (sync_running_) {

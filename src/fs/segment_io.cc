@@ -9,6 +9,7 @@
 
 #include "engine/data_objects.h"
 #include "fs/filesystem_impl.h"
+#include "util/blocking_hint.h"
 #include "util/failpoint.h"
 
 namespace pail::fs {
@@ -317,6 +318,7 @@ FsStatus FileSystemImpl::UploadEligible(bool all) {
     if (!more) ++i;
   }
   submit();
+  BlockingHint::AboutToBlock();
   MutexLock g(&pass->mu);
   while (pass->outstanding > 0) pass->cv.Wait();
   return pass->first_error;

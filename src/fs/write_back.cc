@@ -9,6 +9,7 @@
 
 #include "engine/data_objects.h"
 #include "fs/filesystem_impl.h"
+#include "util/blocking_hint.h"
 
 namespace pail::fs {
 
@@ -89,6 +90,7 @@ FsStatus FileSystemImpl::ReserveMemory(int64_t bytes) {
     // The flusher signals under dirty_mu_, so no wake-up is lost; the
     // timeout re-requests a flush the flusher may have taken as done.
     const auto wait_start = std::chrono::steady_clock::now();
+    BlockingHint::AboutToBlock();
     memory_cv_.WaitFor(kMemoryRecheck);
     writer_wait_ns_ += std::chrono::duration_cast<std::chrono::nanoseconds>(
                            std::chrono::steady_clock::now() - wait_start).count();

@@ -1,6 +1,7 @@
 #include "fuse/request_loop.h"
 
 #include "fuse/op_metrics.h"
+#include "util/blocking_hint.h"
 
 #include <cerrno>
 #include <cstdlib>
@@ -20,7 +21,12 @@ int64_t NowNs() {
 }  // namespace
 
 RequestLoop::RequestLoop(fuse_session* session, unsigned threads)
-    : session_(session), threads_(threads < 1 ? 1 : threads), workers_(new Worker[threads_]) {}
+    : session_(session), threads_(threads < 1 ? 1 : threads), workers_(new Worker[threads_]) {
+  for (unsigned id = 0; id < threads_; ++id) {
+    workers_[id].loop = this;
+    workers_[id].id = id;
+  }
+}
 
 RequestLoop::~RequestLoop() = default;
 
@@ -39,6 +45,7 @@ int RequestLoop::Run() {
 void RequestLoop::Serve(unsigned id) {
   fuse_buf buf{};
   Worker& self = workers_[id];
+  if (threads_ > 1) BlockingHint::Listen(&RequestLoop::WorkerAboutToBlock, &self);
   for (;;) {
     if (leader_.load(std::memory_order_acquire) != id) {
       MutexLock lock(&mu_);
@@ -65,7 +72,25 @@ void RequestLoop::Serve(unsigned id) {
     }
     self.busy_since_ns.store(0, std::memory_order_release);
   }
+  BlockingHint::Listen(nullptr, nullptr);
   std::free(buf.mem);
+}
+
+void RequestLoop::WorkerAboutToBlock(void* worker) {
+  Worker& w = *static_cast<Worker*>(worker);
+  MutexLock g(&w.loop->mu_);
+  w.loop->HandOff(w.id);
+}
+
+void RequestLoop::HandOff(unsigned from) {
+  if (leader_.load() != from) return;
+  for (unsigned id = 0; id < threads_; ++id) {
+    if (id != from && workers_[id].busy_since_ns.load(std::memory_order_acquire) == 0) {
+      leader_.store(id, std::memory_order_release);
+      followers_cv_.SignalAll();
+      return;
+    }
+  }
 }
 
 void RequestLoop::Watch() {
@@ -89,13 +114,7 @@ void RequestLoop::Watch() {
     idle_checks = 0;
     if (NowNs() - since < std::chrono::nanoseconds(kSlowRequest).count()) continue;
     // The leader is stuck on a slow request: hand reading to an idle thread.
-    for (unsigned id = 0; id < threads_; ++id) {
-      if (id != leader && workers_[id].busy_since_ns.load(std::memory_order_acquire) == 0) {
-        leader_.store(id, std::memory_order_release);
-        followers_cv_.SignalAll();
-        break;
-      }
-    }
+    HandOff(leader);
   }
 }
 

@@ -12,9 +12,11 @@
 // the leader has been on one request for longer than kSlowRequest (an
 // fsync waiting for the bucket, a read that misses the cache), it makes a
 // waiting thread the new leader, which goes on reading; the old leader
-// finishes its request and waits in turn. At most `threads` requests are
-// thus in progress at once, and a slow one delays the others by about
-// kSlowRequest at most.
+// finishes its request and waits in turn. A request that knows it is about
+// to wait (a read that misses the cache, see util/blocking_hint.h) hands
+// reading on at once instead of after the watchdog's delay. At most
+// `threads` requests are thus in progress at once, and a slow one delays
+// the others by about kSlowRequest at most.
 #pragma once
 
 #include <atomic>
@@ -46,10 +48,17 @@ class RequestLoop {
     // Steady-clock nanoseconds when the current request started; 0 while
     // waiting for one.
     std::atomic<int64_t> busy_since_ns{0};
+    RequestLoop* loop = nullptr;
+    unsigned id = 0;
   };
+
+  // The BlockingHint listener of every worker thread.
+  static void WorkerAboutToBlock(void* worker);
 
   void Serve(unsigned id) EXCLUDES(mu_);
   void Watch() EXCLUDES(mu_);
+  // Makes an idle thread the leader if `from` is the leader.
+  void HandOff(unsigned from) REQUIRES(mu_);
   void WakeWatchdog() EXCLUDES(mu_);
   void Finish(int result) EXCLUDES(mu_);
 

@@ -12,6 +12,7 @@
 #include "objstore/counting_store.h"
 #include "objstore/fault_store.h"
 #include "objstore/memory_store.h"
+#include "util/blocking_hint.h"
 #include "util/mutex.h"
 
 namespace pail::engine {
@@ -158,6 +159,46 @@ TEST(DiskCache, ReadsFetchMissingExtentsOnceAndStayWithinBudget) {
   // Evicted objects leave neither files nor descriptors behind.
   EXPECT_EQ(FileCount(dir.Sub("cache")), 1u);
   EXPECT_EQ(cache.open_files(), 1u);
+}
+
+// The FUSE request loop relies on a miss saying it will wait before it
+// does (util/blocking_hint.h); a hit must not, or every read would hand
+// the loop to another thread.
+TEST(DiskCache, MissAnnouncesItsWaitBeforeFetchingAndHitDoesNot) {
+  pail::testing::TempDir dir;
+  Stores stores;
+  const size_t kSize = 3 * kCacheExtentBytes;
+  ASSERT_TRUE(stores.memory->Put("seg", Pattern(kSize, 4)).ok());
+  DiskCache cache(stores.counting, dir.Sub("cache"), 64 * kCacheExtentBytes);
+  struct Seen {
+    Stores* stores;
+    int hints = 0;
+    uint64_t gets_at_hint = 0;
+  } seen{&stores};
+  BlockingHint::Listen(
+      [](void* arg) {
+        auto* s = static_cast<Seen*>(arg);
+        ++s->hints;
+        s->gets_at_hint = s->stores->gets();
+      },
+      &seen);
+  std::string buf(4096, '\0');
+  ASSERT_TRUE(cache.Read("seg", kSize, 100, buf.size(), buf.data()).ok());
+  EXPECT_EQ(seen.hints, 1);
+  EXPECT_EQ(seen.gets_at_hint, 0u);  // before the GET, not after
+  EXPECT_EQ(stores.gets(), 1u);
+  ASSERT_TRUE(cache.Read("seg", kSize, 200, buf.size(), buf.data()).ok());
+  EXPECT_EQ(seen.hints, 1);  // a hit
+  ASSERT_TRUE(cache.Prefetch("seg", kSize, kCacheExtentBytes, kCacheExtentBytes).ok());
+  EXPECT_EQ(seen.hints, 2);  // a prefetch on this thread fetches here too
+  // Another thread's listener is its own.
+  std::thread other([&] {
+    std::string b(4096, '\0');
+    ASSERT_TRUE(cache.Read("seg", kSize, 2 * kCacheExtentBytes, b.size(), b.data()).ok());
+  });
+  other.join();
+  EXPECT_EQ(seen.hints, 2);
+  BlockingHint::Listen(nullptr, nullptr);
 }
 
 TEST(DiskCache, MissingObjectIsAnErrorAndLeavesNothingBehind) {
