@@ -24,7 +24,7 @@ class ChangeNotifier final : public FileSystem {
   }
   FsResult<Attr> SetAttr(const Credentials& cred, Ino ino, const SetAttrRequest& req) override {
     FsResult<Attr> r = fs_.SetAttr(cred, ino, req);
-    if (r.ok()) listener_.InodeChanged(ino, req.size.has_value());
+    if (r.ok()) Report([&] { listener_.InodeChanged(ino, req.size.has_value()); });
     return r;
   }
   FsStatus Access(const Credentials& cred, Ino ino, int mask) override {
@@ -35,9 +35,11 @@ class ChangeNotifier final : public FileSystem {
                                 uint32_t mode, const CreateOptions& options) override {
     FsResult<CreateResult> r = fs_.Create(cred, parent, name, mode, options);
     if (r.ok()) {
-      listener_.EntryChanged(parent, name);
-      // An existing file opened with O_TRUNC lost its bytes.
-      if (!r->created && options.truncate) listener_.InodeChanged(r->attr.ino, true);
+      Report([&] {
+        listener_.EntryChanged(parent, name);
+        // An existing file opened with O_TRUNC lost its bytes.
+        if (!r->created && options.truncate) listener_.InodeChanged(r->attr.ino, true);
+      });
     }
     return r;
   }
@@ -60,21 +62,23 @@ class ChangeNotifier final : public FileSystem {
                       std::string_view new_name) override {
     FsResult<Attr> r = fs_.Link(cred, ino, new_parent, new_name);
     if (r.ok()) {
-      listener_.EntryChanged(new_parent, new_name);
-      listener_.InodeChanged(ino, false);  // nlink, ctime
+      Report([&] {
+        listener_.EntryChanged(new_parent, new_name);
+        listener_.InodeChanged(ino, false);  // nlink, ctime
+      });
     }
     return r;
   }
   FsStatus Unlink(const Credentials& cred, Ino parent, std::string_view name) override {
     std::optional<Ino> child = Named(parent, name);
     FsStatus s = fs_.Unlink(cred, parent, name);
-    if (s.ok()) Removed(parent, name, child);
+    if (s.ok()) Report([&] { Removed(parent, name, child); });
     return s;
   }
   FsStatus Rmdir(const Credentials& cred, Ino parent, std::string_view name) override {
     std::optional<Ino> child = Named(parent, name);
     FsStatus s = fs_.Rmdir(cred, parent, name);
-    if (s.ok()) Removed(parent, name, child);
+    if (s.ok()) Report([&] { Removed(parent, name, child); });
     return s;
   }
   FsStatus Rename(const Credentials& cred, Ino parent, std::string_view name, Ino new_parent,
@@ -83,15 +87,17 @@ class ChangeNotifier final : public FileSystem {
     std::optional<Ino> replaced = Named(new_parent, new_name);
     FsStatus s = fs_.Rename(cred, parent, name, new_parent, new_name, flags);
     if (s.ok()) {
-      Removed(parent, name, moved);
-      Removed(new_parent, new_name, replaced);
+      Report([&] {
+        Removed(parent, name, moved);
+        Removed(new_parent, new_name, replaced);
+      });
     }
     return s;
   }
 
   FsResult<uint64_t> Open(const Credentials& cred, Ino ino, int flags) override {
     FsResult<uint64_t> r = fs_.Open(cred, ino, flags);
-    if (r.ok() && (flags & O_TRUNC) != 0) listener_.InodeChanged(ino, true);
+    if (r.ok() && (flags & O_TRUNC) != 0) Report([&] { listener_.InodeChanged(ino, true); });
     return r;
   }
   FsStatus Release(uint64_t handle) override { return fs_.Release(handle); }
@@ -104,13 +110,13 @@ class ChangeNotifier final : public FileSystem {
   FsResult<WriteResult> Write(const Credentials& cred, Ino ino, uint64_t offset,
                               std::string_view data, uint64_t handle) override {
     FsResult<WriteResult> r = fs_.Write(cred, ino, offset, data, handle);
-    if (r.ok()) listener_.InodeChanged(ino, true);
+    if (r.ok()) Report([&] { listener_.InodeChanged(ino, true); });
     return r;
   }
   FsResult<Attr> PunchHole(const Credentials& cred, Ino ino, uint64_t offset,
                            uint64_t length) override {
     FsResult<Attr> r = fs_.PunchHole(cred, ino, offset, length);
-    if (r.ok()) listener_.InodeChanged(ino, true);
+    if (r.ok()) Report([&] { listener_.InodeChanged(ino, true); });
     return r;
   }
   FsResult<std::vector<Extent>> MapExtents(const Credentials& cred, Ino ino, uint64_t offset,
@@ -120,7 +126,7 @@ class ChangeNotifier final : public FileSystem {
   FsResult<Attr> Fallocate(const Credentials& cred, Ino ino, int mode, uint64_t offset,
                            uint64_t length, uint64_t handle) override {
     FsResult<Attr> r = fs_.Fallocate(cred, ino, mode, offset, length, handle);
-    if (r.ok()) listener_.InodeChanged(ino, true);
+    if (r.ok()) Report([&] { listener_.InodeChanged(ino, true); });
     return r;
   }
   FsResult<uint64_t> Seek(const Credentials& cred, Ino ino, uint64_t offset, SeekFor what,
@@ -129,7 +135,7 @@ class ChangeNotifier final : public FileSystem {
   }
   FsResult<uint64_t> CopyFileRange(const Credentials& cred, const CopyRangeRequest& req) override {
     FsResult<uint64_t> r = fs_.CopyFileRange(cred, req);
-    if (r.ok()) listener_.InodeChanged(req.out, true);
+    if (r.ok()) Report([&] { listener_.InodeChanged(req.out, true); });
     return r;
   }
   FsStatus Fsync(const Credentials& cred, Ino ino) override { return fs_.Fsync(cred, ino); }
@@ -148,7 +154,7 @@ class ChangeNotifier final : public FileSystem {
   FsStatus SetXattr(const Credentials& cred, Ino ino, std::string_view name,
                     std::string_view value, int flags) override {
     FsStatus s = fs_.SetXattr(cred, ino, name, value, flags);
-    if (s.ok()) listener_.InodeChanged(ino, false);  // ctime
+    if (s.ok()) Report([&] { listener_.InodeChanged(ino, false); });  // ctime
     return s;
   }
   FsResult<std::vector<std::string>> ListXattr(const Credentials& cred, Ino ino) override {
@@ -156,15 +162,22 @@ class ChangeNotifier final : public FileSystem {
   }
   FsStatus RemoveXattr(const Credentials& cred, Ino ino, std::string_view name) override {
     FsStatus s = fs_.RemoveXattr(cred, ino, name);
-    if (s.ok()) listener_.InodeChanged(ino, false);
+    if (s.ok()) Report([&] { listener_.InodeChanged(ino, false); });
     return s;
   }
 
   FsCounters counters() const override { return fs_.counters(); }
 
  private:
+  // Makes the reports, then waits until they were delivered.
+  template <class F>
+  void Report(F&& reports) {
+    reports();
+    listener_.Flush();
+  }
+
   FsResult<Attr> NewName(FsResult<Attr> r, Ino parent, std::string_view name) {
-    if (r.ok()) listener_.EntryChanged(parent, name);
+    if (r.ok()) Report([&] { listener_.EntryChanged(parent, name); });
     return r;
   }
 

@@ -25,11 +25,16 @@ class ChangeListener {
   // `name` in `dir` appeared, went away or names another inode now; the
   // directory's own attributes (mtime, nlink) changed with it.
   virtual void EntryChanged(Ino dir, std::string_view name) = 0;
+  // Returns once what was reported before reached the cache's holder (or
+  // after a bound), so a change is visible there when the protocol
+  // answers its client.
+  virtual void Flush() {}
 };
 
 // `inner` and `listener` must outlive the result. Calls are reported after
-// `inner` returned success, from the calling thread; the listener must not
-// block on anything a protocol request may hold.
+// `inner` returned success, from the calling thread, which then calls
+// Flush(); the listener must not block on anything a protocol request of
+// the notifier's callers may hold (they hold no core locks by then).
 std::unique_ptr<FileSystem> NewChangeNotifier(FileSystem& inner, ChangeListener& listener);
 
 }  // namespace pail::fs

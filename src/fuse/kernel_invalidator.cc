@@ -30,18 +30,24 @@ void KernelInvalidator::Detach() {
   session_ = nullptr;
   inodes_.clear();
   entries_.clear();
+  sent_ = reported_;  // nothing is left to wait for
+  idle_cv_.SignalAll();
   while (sending_) idle_cv_.Wait();
 }
 
-void KernelInvalidator::Drain() {
+void KernelInvalidator::Flush() {
   MutexLock g(&mu_);
-  while (sending_ || !inodes_.empty() || !entries_.empty()) idle_cv_.Wait();
+  const uint64_t target = reported_;
+  const auto deadline = std::chrono::steady_clock::now() + kFlushBound;
+  while (sent_ < target && idle_cv_.WaitUntil(deadline)) {
+  }
 }
 
 void KernelInvalidator::InodeChanged(fs::Ino ino, bool data) {
   MutexLock g(&mu_);
   if (session_ == nullptr) return;
   inodes_[ino] |= data;
+  ++reported_;
   work_cv_.Signal();
 }
 
@@ -49,6 +55,7 @@ void KernelInvalidator::EntryChanged(fs::Ino dir, std::string_view name) {
   MutexLock g(&mu_);
   if (session_ == nullptr) return;
   entries_.emplace(dir, std::string(name));
+  ++reported_;
   work_cv_.Signal();
 }
 
@@ -64,6 +71,7 @@ void KernelInvalidator::Run() {
     std::set<std::pair<fs::Ino, std::string>> entries;
     inodes.swap(inodes_);
     entries.swap(entries_);
+    const uint64_t batch_end = reported_;
     sending_ = true;
     mu_.Unlock();
     // Names first: dropping a name also drops the kernel's inode for it
@@ -85,6 +93,7 @@ void KernelInvalidator::Run() {
     }
     mu_.Lock();
     sending_ = false;
+    if (sent_ < batch_end) sent_ = batch_end;
     idle_cv_.SignalAll();
   }
   mu_.Unlock();

@@ -6,11 +6,16 @@
 //
 // The kernel handles an invalidation under the directory's or inode's own
 // lock, which a FUSE request in progress may hold while it waits for its
-// answer; so the reports are queued and sent by a thread of their own, and
-// reporting never waits for the kernel. The queue merges repeated reports
-// of the same inode or name.
+// answer; so the reports are queued and sent by a thread of their own (the
+// queue merges repeated reports of the same inode or name), and Flush(),
+// which the other protocols call before they answer, waits for that thread
+// at most kFlushBound: the FUSE requests holding those locks are answered
+// by threads that never wait for other protocols, so the wait ends, but a
+// wedged mount must not stall NFS and 9P for good.
 #pragma once
 
+#include <chrono>
+#include <cstdint>
 #include <map>
 #include <set>
 #include <string>
@@ -35,13 +40,15 @@ class KernelInvalidator final : public fs::ChangeListener {
   void Attach(fuse_session* session) EXCLUDES(mu_);
   // Waits for a send in progress; the session may then be destroyed.
   void Detach() EXCLUDES(mu_);
-  // Waits until everything reported so far was sent (tests).
-  void Drain() EXCLUDES(mu_);
 
   void InodeChanged(fs::Ino ino, bool data) override EXCLUDES(mu_);
   void EntryChanged(fs::Ino dir, std::string_view name) override EXCLUDES(mu_);
+  // Waits until everything reported so far was sent, or kFlushBound.
+  void Flush() override EXCLUDES(mu_);
 
  private:
+  static constexpr std::chrono::seconds kFlushBound{1};
+
   void Run() EXCLUDES(mu_);
 
   Mutex mu_;
@@ -50,6 +57,8 @@ class KernelInvalidator final : public fs::ChangeListener {
   fuse_session* session_ GUARDED_BY(mu_) = nullptr;
   bool sending_ GUARDED_BY(mu_) = false;
   bool stopping_ GUARDED_BY(mu_) = false;
+  uint64_t reported_ GUARDED_BY(mu_) = 0;  // reports queued so far
+  uint64_t sent_ GUARDED_BY(mu_) = 0;      // of which this many were sent
   std::map<fs::Ino, bool> inodes_ GUARDED_BY(mu_);  // ino -> data changed too
   std::set<std::pair<fs::Ino, std::string>> entries_ GUARDED_BY(mu_);
   std::thread thread_;
