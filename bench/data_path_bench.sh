@@ -635,7 +635,8 @@ git_repo() {
     log "making the git repository $repo once"
     rm -rf "$repo"; mkdir -p "$repo"
     tar -xf "$tar" -C "$repo" --strip-components=1 || die "tar -xf for the repository failed"
-    ( cd "$repo" && git init -q && git add -A &&
+    # -f: Debian's linux-source tree ignores everything in its top .gitignore.
+    ( cd "$repo" && git init -q && git add -A -f &&
       git -c user.name=bench -c user.email=bench@localhost commit -q -m "source tree" &&
       git repack -a -d -q --window=0 && git prune && touch .git/bench-ready ) ||
       die "making the git repository failed"

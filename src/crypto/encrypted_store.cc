@@ -43,25 +43,37 @@ EncryptedStore::EncryptedStore(std::shared_ptr<ObjectStore> target, const Key& d
 
 EncryptedStore::~EncryptedStore() { sodium_memzero(page_key_.data(), page_key_.size()); }
 
-std::string EncryptedStore::Encrypt(const std::string& key, std::string_view plain) const {
-  std::string out;
-  out.reserve(CipherSize(plain.size()));
-  out.append(kPageMagic, kPageHeaderBytes);
+void EncryptedStore::EncryptInto(const std::string& key, std::string_view plain, char* out) const {
+  std::memcpy(out, kPageMagic, kPageHeaderBytes);
   uint64_t pages = plain.empty() ? 1 : (plain.size() + kPagePlainBytes - 1) / kPagePlainBytes;
+  size_t at = kPageHeaderBytes;
   for (uint64_t i = 0; i < pages; ++i) {
     std::string_view chunk = plain.substr(i * kPagePlainBytes, kPagePlainBytes);
     std::string aad = PageAad(key, i, i + 1 == pages);
-    size_t at = out.size();
-    out.resize(at + kPageOverheadBytes + chunk.size());
-    auto* p = reinterpret_cast<uint8_t*>(out.data() + at);
+    auto* p = reinterpret_cast<uint8_t*>(out + at);
     randombytes_buf(p, crypto_aead_xchacha20poly1305_ietf_NPUBBYTES);
     unsigned long long len = 0;
     crypto_aead_xchacha20poly1305_ietf_encrypt(
         p + crypto_aead_xchacha20poly1305_ietf_NPUBBYTES, &len,
         reinterpret_cast<const uint8_t*>(chunk.data()), chunk.size(),
         reinterpret_cast<const uint8_t*>(aad.data()), aad.size(), nullptr, p, page_key_.data());
+    at += kPageOverheadBytes + chunk.size();
   }
+}
+
+std::string EncryptedStore::Encrypt(const std::string& key, std::string_view plain) const {
+  std::string out(CipherSize(plain.size()), '\0');
+  EncryptInto(key, plain, out.data());
   return out;
+}
+
+EncryptedStore::Cipher EncryptedStore::EncryptForPut(const std::string& key,
+                                                     std::string_view plain) const {
+  Cipher c;
+  c.size = CipherSize(plain.size());
+  c.bytes.reset(new char[c.size]);  // not zeroed: every byte is written
+  EncryptInto(key, plain, c.bytes.get());
+  return c;
 }
 
 Result<std::string> EncryptedStore::DecryptPages(const std::string& key, std::string_view cipher,
@@ -143,16 +155,19 @@ Result<ObjectMeta> EncryptedStore::Head(const std::string& key) {
 }
 
 Result<std::string> EncryptedStore::Put(const std::string& key, std::string_view body) {
-  return target_->Put(key, Encrypt(key, body));
+  const Cipher c = EncryptForPut(key, body);
+  return target_->Put(key, c.view());
 }
 
 Result<std::string> EncryptedStore::PutIfAbsent(const std::string& key, std::string_view body) {
-  return target_->PutIfAbsent(key, Encrypt(key, body));
+  const Cipher c = EncryptForPut(key, body);
+  return target_->PutIfAbsent(key, c.view());
 }
 
 Result<std::string> EncryptedStore::PutIfMatch(const std::string& key, std::string_view body,
                                                const std::string& etag) {
-  return target_->PutIfMatch(key, Encrypt(key, body), etag);
+  const Cipher c = EncryptForPut(key, body);
+  return target_->PutIfMatch(key, c.view(), etag);
 }
 
 Result<ListPage> EncryptedStore::List(const std::string& prefix, const std::string& token,

@@ -19,6 +19,9 @@
 // Decryption failures are Status::kCorruption naming the object.
 #pragma once
 
+#include <memory>
+#include <string_view>
+
 #include "crypto/keys.h"
 #include "objstore/forwarding_store.h"
 
@@ -53,6 +56,18 @@ class EncryptedStore : public ForwardingStore {
   std::string Encrypt(const std::string& key, std::string_view plain) const;
 
  private:
+  // An object's ciphertext for a PUT, in a buffer nothing zeroes first
+  // (a std::string of the size would clear every segment once more before
+  // encryption overwrites it).
+  struct Cipher {
+    std::unique_ptr<char[]> bytes;
+    size_t size = 0;
+    std::string_view view() const { return {bytes.get(), size}; }
+  };
+  Cipher EncryptForPut(const std::string& key, std::string_view plain) const;
+  // Writes the CipherSize(plain.size()) bytes of the object to `out`.
+  void EncryptInto(const std::string& key, std::string_view plain, char* out) const;
+
   // Decrypts the pages in `cipher`, which starts at page `first_page`.
   // `reaches_end`: the fetched bytes run to the end of the object.
   Result<std::string> DecryptPages(const std::string& key, std::string_view cipher,

@@ -4,6 +4,7 @@
 #include <zstd.h>
 
 #include <charconv>
+#include <memory>
 #include <cstring>
 
 #include "fs/key_codec.h"
@@ -106,26 +107,30 @@ DataCompression ParseDataCompression(std::string_view spec) {
   return d;
 }
 
-ChunkCodec CompressChunk(const DataCompression& setting, std::string_view plain, std::string* out) {
-  auto store_raw = [&] {
-    out->append(plain);
-    return ChunkCodec::kNone;
-  };
-  if (setting.codec == ChunkCodec::kNone || plain.size() < 64) return store_raw();
+ChunkCodec TryCompressChunk(const DataCompression& setting, std::string_view plain,
+                            std::string* out) {
+  if (setting.codec == ChunkCodec::kNone || plain.size() < 64) return ChunkCodec::kNone;
   {
     char sample_out[LZ4_COMPRESSBOUND(kSampleBytes)];
     const int sample = static_cast<int>(std::min(plain.size(), kSampleBytes));
     const int n = LZ4_compress_default(plain.data(), sample_out, sample, sizeof(sample_out));
     if (n <= 0 || sample - n < static_cast<int>(kSampleMinSaving * sample / kSampleBytes)) {
-      return store_raw();
+      return ChunkCodec::kNone;
     }
   }
   const size_t start = out->size();
   size_t n = 0;
   if (setting.codec == ChunkCodec::kZstd) {
     out->resize(start + ZSTD_compressBound(plain.size()));
-    n = ZSTD_compress(out->data() + start, out->size() - start, plain.data(), plain.size(),
-                      setting.level);
+    // One context per thread: ZSTD_compress would make and free one per
+    // chunk, which costs more than compressing a chunk of text.
+    thread_local std::unique_ptr<ZSTD_CCtx, size_t (*)(ZSTD_CCtx*)> cctx(ZSTD_createCCtx(),
+                                                                       ZSTD_freeCCtx);
+    n = cctx == nullptr
+            ? ZSTD_compress(out->data() + start, out->size() - start, plain.data(), plain.size(),
+                            setting.level)
+            : ZSTD_compressCCtx(cctx.get(), out->data() + start, out->size() - start,
+                                plain.data(), plain.size(), setting.level);
     if (ZSTD_isError(n)) n = 0;
   } else {
     out->resize(start + LZ4_compressBound(static_cast<int>(plain.size())));
@@ -136,10 +141,16 @@ ChunkCodec CompressChunk(const DataCompression& setting, std::string_view plain,
   }
   if (n == 0 || n > plain.size() - plain.size() / 32) {
     out->resize(start);
-    return store_raw();
+    return ChunkCodec::kNone;
   }
   out->resize(start + n);
   return setting.codec;
+}
+
+ChunkCodec CompressChunk(const DataCompression& setting, std::string_view plain, std::string* out) {
+  const ChunkCodec codec = TryCompressChunk(setting, plain, out);
+  if (codec == ChunkCodec::kNone) out->append(plain);
+  return codec;
 }
 
 bool DecompressChunk(ChunkCodec codec, std::string_view stored, uint32_t plain_len, char* dst) {

@@ -63,6 +63,11 @@ DataCompression ParseDataCompression(std::string_view spec);
 // microseconds per chunk, and are stored as they are; so is anything the
 // codec does not shrink by at least 1/32. Returns the codec used.
 ChunkCodec CompressChunk(const DataCompression& setting, std::string_view plain, std::string* out);
+// As CompressChunk, but appends nothing when the bytes are to be stored as
+// they are (returns kNone), so a caller holding them in place keeps them
+// there instead of copying them.
+ChunkCodec TryCompressChunk(const DataCompression& setting, std::string_view plain,
+                            std::string* out);
 // Writes the extent's `plain_len` bytes to `dst`; false when the stored
 // bytes do not decode to exactly that many.
 bool DecompressChunk(ChunkCodec codec, std::string_view stored, uint32_t plain_len, char* dst);

@@ -347,11 +347,20 @@ FsResult<WriteResult> FileSystemImpl::WritePiece(const Credentials& cred, Ino in
       uint64_t to = copy_ends[index - first];
       if (to <= from) continue;
       uint64_t need = to - chunk_start;
+      const uint64_t at = from - chunk_start;
       if (need > c.data.size()) {
         AddMemory(f, static_cast<int64_t>(need - c.data.size()));
+        if (at <= c.data.size()) {
+          // The write covers everything from `at` to past the old end:
+          // appended, the new bytes are copied once, never zeroed first
+          // (this runs under the file's lock).
+          c.data.resize(at);
+          c.data.append(data.data() + (from - offset), to - from);
+          continue;
+        }
         c.data.resize(need, '\0');
       }
-      std::memcpy(c.data.data() + (from - chunk_start), data.data() + (from - offset), to - from);
+      std::memcpy(c.data.data() + at, data.data() + (from - offset), to - from);
     }
     f.inode.used += static_cast<uint64_t>(growth);
     dirty_used_ += growth;

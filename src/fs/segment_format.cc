@@ -36,6 +36,49 @@ ChunkExtent SegmentBuilder::AddStored(Ino ino, uint64_t index, const ChunkExtent
   return e;
 }
 
+void SegmentBuilder::Stage(Ino ino, uint64_t index, std::string_view plain) {
+  // Until CompressStaged the entry's stored length is the plain length.
+  entries_.push_back({ino, index, static_cast<uint32_t>(body_.size()),
+                      static_cast<uint32_t>(plain.size())});
+  body_.append(plain);
+  staged_++;
+}
+
+std::vector<ChunkExtent> SegmentBuilder::CompressStaged() {
+  std::vector<ChunkExtent> extents;
+  extents.reserve(staged_);
+  // A chunk's compressed form, reused across chunks and calls.
+  thread_local std::string scratch;
+  const size_t first = entries_.size() - staged_;
+  size_t at = first < entries_.size() ? entries_[first].offset : body_.size();
+  for (size_t i = first; i < entries_.size(); ++i) {
+    SegmentEntry& entry = entries_[i];
+    const char* plain = body_.data() + entry.offset;
+    ChunkExtent e;
+    e.segment = segment_;
+    e.offset = static_cast<uint32_t>(at);
+    e.plain_len = entry.stored_len;
+    scratch.clear();
+    e.codec = TryCompressChunk(compression_, std::string_view(plain, e.plain_len), &scratch);
+    // `at` never passes the chunk's own offset (a stored form is never
+    // longer than the plain bytes), so nothing not yet read is overwritten.
+    if (e.codec == ChunkCodec::kNone) {
+      e.stored_len = e.plain_len;
+      if (at != entry.offset) std::memmove(body_.data() + at, plain, e.plain_len);
+    } else {
+      e.stored_len = static_cast<uint32_t>(scratch.size());
+      std::memcpy(body_.data() + at, scratch.data(), scratch.size());
+    }
+    entry.offset = e.offset;
+    entry.stored_len = e.stored_len;
+    at += e.stored_len;
+    extents.push_back(e);
+  }
+  body_.resize(at);
+  staged_ = 0;
+  return extents;
+}
+
 std::string SegmentBuilder::Finish() {
   std::string out = std::move(body_);
   out.reserve(out.size() + entries_.size() * kSegmentEntryBytes + kSegmentTrailerBytes);

@@ -44,6 +44,17 @@ class SegmentBuilder {
   ChunkExtent Add(Ino ino, uint64_t index, std::string_view plain);
   // Appends an extent already in stored form (moved from another segment).
   ChunkExtent AddStored(Ino ino, uint64_t index, const ChunkExtent& from, std::string_view stored);
+  // Staging, for chunks copied out while their file's lock is held: Stage
+  // copies a chunk's plain bytes (trailing zeros removed, not empty) to the
+  // end of the body as they are, one memcpy and no allocation per chunk;
+  // CompressStaged, later and without any lock, compresses the staged
+  // chunks in place, each moved down to just after the one before, and
+  // returns their extents in staging order. Bytes stored as they are
+  // (incompressible data, compression off) never move: each chunk is
+  // copied once from the write-back buffer into the object. Add and
+  // AddStored must not be called between the two.
+  void Stage(Ino ino, uint64_t index, std::string_view plain);
+  std::vector<ChunkExtent> CompressStaged();
   uint64_t segment() const { return segment_; }
   size_t bytes() const { return body_.size(); }
   bool empty() const { return entries_.empty(); }
@@ -55,6 +66,7 @@ class SegmentBuilder {
   DataCompression compression_;
   std::string body_;
   std::vector<SegmentEntry> entries_;
+  size_t staged_ = 0;  // entries at the end of entries_ not yet compressed
 };
 
 // Reads the footer from `tail`, the last bytes of a segment of `size`

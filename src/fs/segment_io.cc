@@ -27,6 +27,9 @@ constexpr uint64_t kMaxRunBytes = 4ull << 20;
 constexpr uint64_t kReadAheadBytes = 16ull << 20;
 constexpr uint64_t kReadAheadRequestBytes = 2ull << 20;
 constexpr size_t kReadAheadFiles = 1024;
+// An upload pass copies at most this much of a file's chunks per hold of
+// the file's lock.
+constexpr size_t kStageBatchBytes = 1u << 20;
 
 
 // What an upload task waits for: its sibling uploads of one pass.
@@ -41,7 +44,6 @@ struct UploadMember {
   Ino ino;
   uint64_t index;
   uint64_t version;
-  std::string bytes;
 };
 }  // namespace
 
@@ -242,24 +244,23 @@ FsStatus FileSystemImpl::UploadEligible(bool all) {
 
   auto pass = std::make_shared<UploadPass>();
   std::vector<UploadMember> members;
+  // The chunks are staged straight into the segment's body (see
+  // SegmentBuilder::Stage): one copy out of the buffer, made under the
+  // file's lock, and none after it for incompressible bytes.
+  std::optional<SegmentBuilder> builder;
   size_t collected = 0;
   auto submit = [&] {
     if (members.empty()) return;
-    const uint64_t id = engine_.data_objects().NewId();
+    const uint64_t id = builder->segment();
     // Protected from the collector from before its record exists.
     AddPending(id, static_cast<int64_t>(members.size()));
     {
       MutexLock g(&pass->mu);
       pass->outstanding++;
     }
-    upload_pool_->Submit([this, pass, id, collected, members = std::move(members)]() mutable {
-      SegmentBuilder builder(id, compression_, collected);
-      std::vector<ChunkExtent> extents;
-      extents.reserve(members.size());
-      for (UploadMember& m : members) {
-        extents.push_back(builder.Add(m.ino, m.index, m.bytes));
-        std::string().swap(m.bytes);
-      }
+    upload_pool_->Submit([this, pass, id, members = std::move(members),
+                          builder = std::move(*builder)]() mutable {
+      const std::vector<ChunkExtent> extents = builder.CompressStaged();
       FsStatus s = PutSegment(builder, nullptr);
       int64_t unused = 0;
       for (size_t i = 0; i < members.size(); ++i) {
@@ -291,31 +292,49 @@ FsStatus FileSystemImpl::UploadEligible(bool all) {
       pass->cv.SignalAll();
     });
     members.clear();
+    builder.reset();
     collected = 0;
   };
+  // The file's lock is taken for at most kStageBatchBytes of copying at a
+  // time, so writers to the file are not held up for a whole segment.
+  uint64_t resume = 0;  // the next chunk index of inos[i] to look at
   for (size_t i = 0; i < inos.size();) {
-    bool more = false;  // the file still has chunks once this segment is full
+    bool file_done = true;
     {
       InodeLocks lock(locks_, {inos[i]});
       DirtyFile* f = FindDirty(inos[i]);
       if (f != nullptr) {
-        for (auto& [index, c] : f->chunks) {
+        size_t batch = 0;
+        auto it = f->chunks.lower_bound(resume);
+        for (; it != f->chunks.end(); ++it) {
+          if (collected >= target || batch >= kStageBatchBytes) break;
+          auto& [index, c] = *it;
           if (!AwaitsUpload(*f, index, c)) continue;
           const size_t len = PlainLength(c.data);
           if (len == 0) continue;
-          if (collected >= target) {
-            more = true;
-            break;
+          if (!builder) {
+            // Room for a whole target and the chunk that passes it, so
+            // the body is never regrown (and copied).
+            builder.emplace(engine_.data_objects().NewId(), compression_, target + kChunkSize);
           }
           c.uploading = true;
-          members.push_back({inos[i], index, c.version, c.data.substr(0, len)});
+          members.push_back({inos[i], index, c.version});
+          builder->Stage(inos[i], index, std::string_view(c.data.data(), len));
           collected += len;
+          batch += len;
+        }
+        if (it != f->chunks.end()) {
+          file_done = false;
+          resume = it->first;
         }
       }
     }
     // Submitting may wait for a free upload slot: never with a lock held.
     if (collected >= target) submit();
-    if (!more) ++i;
+    if (file_done) {
+      ++i;
+      resume = 0;
+    }
   }
   submit();
   BlockingHint::AboutToBlock();

@@ -8,7 +8,9 @@
 
 #include <deque>
 #include <map>
+#include <memory>
 #include <set>
+#include <string_view>
 #include <thread>
 
 #include "nbd/exports.h"
@@ -31,6 +33,26 @@ constexpr size_t kMaxRepliesPerWrite = 64;
 // A client that has not started transmission by then is dropped, so idle
 // sockets cannot hold every connection slot.
 constexpr auto kHandshakeTimeout = std::chrono::seconds(60);
+
+// A WRITE's payload. The socket overwrites every byte, so none is zeroed
+// first: a std::string of the length cleared each 1 MiB payload, a fifth
+// of the server's CPU in sequential writes.
+class Payload {
+ public:
+  explicit Payload(size_t n) : bytes_(n == 0 ? nullptr : new char[n]), size_(n) {}
+  char* data() { return bytes_.get(); }
+  std::string_view view() const { return {bytes_.get(), size_}; }
+  size_t size() const { return size_; }
+  // Frees the bytes once the write is done, before its reply goes out.
+  void Release() {
+    bytes_.reset();
+    size_ = 0;
+  }
+
+ private:
+  std::unique_ptr<char[]> bytes_;
+  size_t size_;
+};
 }  // namespace
 
 class Connection;
@@ -187,9 +209,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
                          self->peer_, request.magic, request.type, request.length);
             return self->CloseOnStrand();
           }
-          auto payload = std::make_shared<std::string>(admission.payload, '\0');
+          auto payload = std::make_shared<Payload>(admission.payload);
           if (admission.payload == 0) return self->Submit(request, admission, payload);
-          asio::async_read(self->socket_, asio::buffer(*payload),
+          asio::async_read(self->socket_, asio::buffer(payload->data(), payload->size()),
                            self->OnStrand([self, request, admission, payload](asio::error_code ec,
                                                                               size_t) {
                              if (ec) return self->CloseOnStrand();
@@ -199,7 +221,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   }
 
   void Submit(const Request& request, const Admission& admission,
-              std::shared_ptr<std::string> payload) {
+              std::shared_ptr<Payload> payload) {
     reading_ = false;
     if (request.type == kCmdDisc) {
       closing_ = true;
@@ -209,8 +231,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
     in_flight_++;
     in_flight_bytes_ += admission.memory;
     asio::post(*server_->workers, [self = shared_from_this(), request, admission, payload] {
-      Outcome outcome = self->transmission_->Execute(request, *payload);
-      payload->clear();
+      Outcome outcome = self->transmission_->Execute(request, payload->view());
+      payload->Release();
       asio::post(self->strand_, [self, admission, outcome = std::move(outcome)]() mutable {
         self->in_flight_--;
         self->in_flight_bytes_ -= admission.memory;

@@ -112,6 +112,38 @@ TEST_F(SegmentTest, BackgroundUploadFreesMemoryBeforeTheCommit) {
   ExpectFsckClean();
 }
 
+// Writes that start inside a chunk's bytes and run past them (appended
+// without a zero fill), writes past the end (the gap reads as zeros),
+// trailing zeros, and upload passes staging the file 1 MiB per hold of its
+// lock while the writes go on: every byte is what a plain model holds,
+// before and after a restart.
+TEST_F(SegmentTest, OverlappingAndExtendingWritesDuringUploadsKeepEveryByte) {
+  Ino f = MakeFile(kRootIno, "f");
+  constexpr size_t kFileBytes = 8 << 20;
+  std::string model;
+  std::mt19937_64 rng(99);
+  for (int i = 0; i < 1500; ++i) {
+    const size_t len = 1 + rng() % (rng() % 4 == 0 ? 200000 : 6000);
+    size_t off = rng() % kFileBytes;
+    if (i % 3 == 0 && !model.empty()) {
+      // Start inside the bytes written so far, end past them.
+      off = model.size() - std::min<size_t>(model.size(), 1 + rng() % 40000);
+    }
+    std::string bytes(len, '\0');
+    for (auto& c : bytes) c = static_cast<char>('a' + rng() % 26);
+    if (rng() % 4 == 0) std::fill(bytes.begin() + bytes.size() / 2, bytes.end(), '\0');
+    WriteAt(f, off, bytes);
+    if (model.size() < off + len) model.resize(off + len, '\0');
+    model.replace(off, len, bytes);
+  }
+  EXPECT_GE(fs_->counters().segment_puts, 1u);
+  EXPECT_EQ(ReadAt(f, 0, model.size() + 1), model);
+  Fsync(f);
+  Remount();
+  EXPECT_EQ(ReadAt(f, 0, model.size() + 1), model);
+  ExpectFsckClean();
+}
+
 TEST_F(SegmentTest, PartialWritesIntoStoredAndUploadedChunks) {
   Ino f = MakeFile(kRootIno, "f");
   std::string data = Pattern(1 << 20, 5);
