@@ -3,7 +3,7 @@
 // system), so the same run compares them.
 //
 //   workloads_bench --dir D [--ops N] [--size BYTES] [--only name[,name]]
-//                   [--processes P]
+//                   [--processes P] [--around CMD]
 //
 // Each workload gets a fresh subdirectory of D and an untimed setup, then
 // runs N operations one after another, timing each one alone, and finally
@@ -17,6 +17,11 @@
 // aggregate: all successful operations over the time from that start until
 // the last process has finished its loop and sync(). Latencies are over
 // every process's operations.
+//
+// With --around CMD, `CMD start WORKLOAD` runs (through the shell) right
+// before a workload's timed loop begins and `CMD end WORKLOAD` right after it
+// ends, outside the timing; e.g. to read a server's request counters for the
+// timed part alone.
 #include <dirent.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -62,6 +67,7 @@ struct Options {
   size_t size = 4096;
   int processes = 1;
   std::set<std::string> only;
+  std::string around;
 };
 
 [[noreturn]] void Die(const std::string& what) {
@@ -161,6 +167,18 @@ void BuildTree(const std::string& dir, int depth) {
     std::string sub = dir + "/" + name;
     MustMkdir(sub);
     BuildTree(sub, depth + 1);
+  }
+}
+
+// Runs `o.around PHASE WORKLOAD` when --around was given.
+void RunAround(const Options& o, const char* phase, const char* workload) {
+  if (o.around.empty()) return;
+  std::fflush(stdout);
+  std::string cmd = o.around + " " + phase + " " + workload;
+  int rc = std::system(cmd.c_str());
+  if (rc != 0) {
+    std::fprintf(stderr, "workloads_bench: --around command `%s` failed (%d)\n", cmd.c_str(), rc);
+    std::exit(1);
   }
 }
 
@@ -313,9 +331,11 @@ Result Run(const Workload& w, const std::string& dir, const Options& o) {
   std::function<bool(int)> op = w.prepare(dir, o);
   sync();  // setup's dirty data must not be charged to the timed run
   Result r;
+  RunAround(o, "start", w.name);
   Clock::time_point start = Clock::now();
   TimedLoop(op, o, &r);
   r.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  RunAround(o, "end", w.name);
   return r;
 }
 
@@ -376,6 +396,7 @@ Result RunProcesses(const Workload& w, const std::string& dir, const Options& o)
     char byte;
     if (read(ready[0], &byte, 1) != 1) Die("a child failed its setup");
   }
+  RunAround(o, "start", w.name);
   Clock::time_point start = Clock::now();
   std::string bytes(static_cast<size_t>(o.processes), 'g');
   if (write(go[1], bytes.data(), bytes.size()) != static_cast<ssize_t>(bytes.size())) Die("go pipe");
@@ -388,6 +409,7 @@ Result RunProcesses(const Workload& w, const std::string& dir, const Options& o)
     }
   }
   r.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  RunAround(o, "end", w.name);
   close(ready[0]);
   close(go[1]);
   for (int p = 0; p < o.processes; ++p) {
@@ -411,7 +433,7 @@ double Percentile(std::vector<double>& sorted, double p) {
   std::fprintf(stderr,
                "workloads_bench: %s\n"
                "usage: workloads_bench --dir D [--ops N] [--size BYTES] [--only name[,name]]\n"
-               "                       [--processes P]\n"
+               "                       [--processes P] [--around CMD]\n"
                "workloads:",
                why.c_str());
   for (const Workload& w : AllWorkloads()) std::fprintf(stderr, " %s", w.name);
@@ -443,6 +465,8 @@ Options ParseArgs(int argc, char** argv) {
     } else if (a == "--processes") {
       o.processes = static_cast<int>(ParsePositive(value(), "--processes"));
       if (o.processes > 1024) Usage("--processes is at most 1024");
+    } else if (a == "--around") {
+      o.around = value();
     } else if (a == "--only") {
       std::stringstream in(value());
       std::string name;

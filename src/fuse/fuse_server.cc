@@ -17,6 +17,7 @@
 
 #include "fuse/fuse_lowlevel_include.h"
 #include "fuse/fuse_ops.h"
+#include "fuse/kernel_invalidator.h"
 #include "fuse/request_loop.h"
 #include "metrics/protocol_metrics.h"
 #include "util/mutex.h"
@@ -144,6 +145,9 @@ Status FuseServer::Impl::Start() {
                            " failed (is /dev/fuse usable and are we root?)");
   }
   mounted_ = true;
+  // libfuse refuses notifications until the kernel's INIT, so attaching
+  // before the loop starts loses none.
+  if (options_.invalidator != nullptr) options_.invalidator->Attach(session_);
   metrics::ProtocolMetrics::For("fuse").ConnectionOpened();
   loop_ = std::thread([this] { RunLoop(); });
 
@@ -185,6 +189,7 @@ void FuseServer::Impl::Stop() {
     MutexLock g(&mu_);
     stopping_ = true;
   }
+  if (options_.invalidator != nullptr) options_.invalidator->Detach();
   fuse_session_exit(session_);
   if (mounted_) {
     // Detaching ends the connection as soon as no process uses the mount;

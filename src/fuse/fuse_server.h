@@ -28,6 +28,8 @@
 
 namespace pail::fuse {
 
+class KernelInvalidator;
+
 struct FuseServerOptions {
   std::string mountpoint;
   bool allow_other = true;
@@ -36,6 +38,9 @@ struct FuseServerOptions {
   // Called once, on a server thread, when the mount goes away without
   // Stop(): someone ran umount or fusermount -u.
   std::function<void()> on_unmounted;
+  // When set, it sends its reports to this mount's kernel from mount to
+  // Stop() (changes made through the other protocols; fuse_convert.h).
+  KernelInvalidator* invalidator = nullptr;
 };
 
 class FuseServer {

@@ -13,9 +13,11 @@
 #include "crypto/key_file.h"
 #include "engine/bucket_check.h"
 #include "engine/engine.h"
+#include "fs/change_notifier.h"
 #include "fs/filesystem.h"
 #include "fs/fsck.h"
 #include "fuse/fuse_server.h"
+#include "fuse/kernel_invalidator.h"
 #include "nbd/nbd_server.h"
 #include "nfs/nfs_server.h"
 #include "ninep/server.h"
@@ -80,6 +82,17 @@ Status RunServer(const Config& config) {
   }
   PAIL_ASSIGN_OR_RETURN(auto filesystem, fs::FileSystem::Open(*engine, FilesystemOptions(config)));
   ServerView view(config, bucket, *engine, *filesystem, ledger);
+  // With the FUSE mount, the other protocols reach the core through a
+  // notifier that tells the mount's kernel what their changes made stale
+  // (docs/fuse.md, "Caching"); FUSE's own changes need no telling.
+  std::unique_ptr<fuse::KernelInvalidator> invalidator;
+  std::unique_ptr<fs::FileSystem> notifier;
+  fs::FileSystem* shared_fs = filesystem.get();
+  if (config.fuse.enabled) {
+    invalidator = std::make_unique<fuse::KernelInvalidator>();
+    notifier = fs::NewChangeNotifier(*filesystem, *invalidator);
+    shared_fs = notifier.get();
+  }
 
   std::unique_ptr<AdminServer> admin_server;
   std::unique_ptr<nfs::NfsServer> nfs_server;
@@ -105,7 +118,7 @@ Status RunServer(const Config& config) {
     options.addresses = config.nfs.addresses;
     options.durable_commit = config.nfs.commit == "durable";
     options.access = config.nfs.access;
-    nfs_server = std::make_unique<nfs::NfsServer>(*filesystem, options);
+    nfs_server = std::make_unique<nfs::NfsServer>(*shared_fs, options);
     started = nfs_server->Start();
   }
   if (started.ok() && config.ninep.enabled) {
@@ -115,7 +128,7 @@ Status RunServer(const Config& config) {
     options.session.max_msize = config.ninep.max_msize;
     options.session.identity = config.ninep.access;
     options.max_connections = config.ninep.access.limits.max_connections;
-    ninep_server = std::make_unique<ninep::NinepServer>(*filesystem, options);
+    ninep_server = std::make_unique<ninep::NinepServer>(*shared_fs, options);
     started = ninep_server->Start();
   }
   if (started.ok() && config.nbd.enabled) {
@@ -123,7 +136,7 @@ Status RunServer(const Config& config) {
     options.addresses = config.nbd.addresses;
     options.unix_socket = config.nbd.unix_socket;
     options.access = config.nbd.access;
-    nbd_server = std::make_unique<nbd::NbdServer>(*filesystem, options);
+    nbd_server = std::make_unique<nbd::NbdServer>(*shared_fs, options);
     started = nbd_server->Start();
   }
   if (started.ok() && config.fuse.enabled) {
@@ -141,6 +154,7 @@ Status RunServer(const Config& config) {
       spdlog::info("fuse: {} was unmounted; shutting down", mountpoint);
       kill(getpid(), SIGTERM);
     };
+    options.invalidator = invalidator.get();
     fuse_server = std::make_unique<fuse::FuseServer>(*filesystem, options);
     started = fuse_server->Start();
   }
@@ -158,6 +172,8 @@ Status RunServer(const Config& config) {
   if (nbd_server) nbd_server->Stop();
   // Its handlers use the filesystem and the engine, which close next.
   admin_server.reset();
+  notifier.reset();
+  invalidator.reset();
   Status closed = filesystem->Close();
   filesystem.reset();
   Status engine_closed = engine->Close();
