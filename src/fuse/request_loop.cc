@@ -78,6 +78,10 @@ void RequestLoop::Serve(unsigned id) {
 
 void RequestLoop::WorkerAboutToBlock(void* worker) {
   Worker& w = *static_cast<Worker*>(worker);
+  // Only the leader hands off, and a busy worker (as this one is) is never
+  // made the leader, so a follower's check needs no lock (followers block
+  // often: every cache miss of a request handed on earlier).
+  if (w.loop->leader_.load(std::memory_order_acquire) != w.id) return;
   MutexLock g(&w.loop->mu_);
   w.loop->HandOff(w.id);
 }
