@@ -183,6 +183,10 @@ class FileSystemImpl final : public FileSystem {
   FsResult<InodeRecord> LoadInode(Ino ino);
   // The engine's record only.
   FsResult<InodeRecord> LoadStoredInode(Ino ino);
+  // Fills the attributes of a listing's entries, each read under its
+  // inode's lock, and drops the entries whose inode is gone (removed while
+  // listing). Takes the entries' locks itself, a batch at a time.
+  FsStatus LoadEntryAttrs(std::vector<DirEntry>& entries);
   // nullopt when the name is absent.
   FsResult<std::optional<DirEntryValue>> LookupEntry(Ino dir, std::string_view name);
   // A directory the caller may change entries in: ENOTDIR, ENOENT (removed),

@@ -42,9 +42,16 @@ class InodeLocks {
     for (Ino ino : inos) {
       if (ino != 0) slots_.push_back(table.SlotOf(ino));
     }
-    std::sort(slots_.begin(), slots_.end());
-    slots_.erase(std::unique(slots_.begin(), slots_.end()), slots_.end());
-    for (size_t s : slots_) table_.slot(s).Lock();
+    LockSorted();
+  }
+  // The same for a run-time set (a batch of directory entries).
+  InodeLocks(LockTable& table, const std::vector<Ino>& inos) NO_THREAD_SAFETY_ANALYSIS
+      : table_(table) {
+    slots_.reserve(inos.size());
+    for (Ino ino : inos) {
+      if (ino != 0) slots_.push_back(table.SlotOf(ino));
+    }
+    LockSorted();
   }
   ~InodeLocks() NO_THREAD_SAFETY_ANALYSIS {
     for (auto it = slots_.rbegin(); it != slots_.rend(); ++it) table_.slot(*it).Unlock();
@@ -57,6 +64,12 @@ class InodeLocks {
   }
 
  private:
+  void LockSorted() NO_THREAD_SAFETY_ANALYSIS {
+    std::sort(slots_.begin(), slots_.end());
+    slots_.erase(std::unique(slots_.begin(), slots_.end()), slots_.end());
+    for (size_t s : slots_) table_.slot(s).Lock();
+  }
+
   LockTable& table_;
   std::vector<size_t> slots_;
 };

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -348,7 +349,9 @@ void ReadDirectory(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, bool 
     ReplyErr(req, r.error() == fs::kErrBadCookie ? EINVAL : r.error());
     return;
   }
-  std::string buf(size, '\0');
+  // Not zeroed first: fuse_add_direntry(_plus) writes every byte of an
+  // entry, padding included, and only the `used` bytes are sent.
+  std::unique_ptr<char[]> buf(new char[size]);
   size_t used = 0;
   for (const fs::DirEntry& entry : r->entries) {
     size_t room = size - used;
@@ -364,19 +367,19 @@ void ReadDirectory(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, bool 
         e.attr.st_ino = entry.ino;
         e.attr.st_mode = entry.type;
       }
-      need = fuse_add_direntry_plus(req, buf.data() + used, room, entry.name.c_str(), &e,
+      need = fuse_add_direntry_plus(req, buf.get() + used, room, entry.name.c_str(), &e,
                                     static_cast<off_t>(entry.next_cookie));
     } else {
       struct stat st {};
       st.st_ino = entry.ino;
       st.st_mode = entry.type;
-      need = fuse_add_direntry(req, buf.data() + used, room, entry.name.c_str(), &st,
+      need = fuse_add_direntry(req, buf.get() + used, room, entry.name.c_str(), &st,
                                static_cast<off_t>(entry.next_cookie));
     }
     if (need > room) break;  // the next READDIR resumes at this entry
     used += need;
   }
-  fuse_reply_buf(req, buf.data(), used);
+  fuse_reply_buf(req, buf.get(), used);
 }
 
 void OnReaddir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info*) {

@@ -7,6 +7,7 @@
 #include "objstore/counting_store.h"
 #include "objstore/local_store.h"
 #include "objstore/memory_store.h"
+#include "util/blocking_hint.h"
 
 namespace pail::engine {
 namespace {
@@ -117,6 +118,28 @@ TEST(Engine, ConcurrentSyncsAreGrouped) {
   uint64_t parts = counting->Snapshot().requests[int(OpKind::kPutIfAbsent)] - before;
   EXPECT_LE(parts, 160u);  // never more than one per Sync call
   EXPECT_GT(parts, 0u);
+}
+
+// A sync says nothing to the FUSE request loop: handing the loop on at
+// the start of every sync made fsync 3-4x slower and concurrent renames up
+// to half as fast under stress-ng (docs/benchmarks.md); the loop's watchdog
+// hands a long sync on instead.
+TEST(Engine, SyncGivesNoBlockingHint) {
+  TempDir dir;
+  auto counting = std::make_shared<CountingStore>(std::make_shared<MemoryStore>());
+  auto options = TestEngineOptions(counting, dir.Sub("cache"));
+  options.flush_interval = std::chrono::hours(1);
+  auto engine = Engine::Open(options);
+  ASSERT_TRUE(engine.ok());
+  int hints = 0;
+  BlockingHint::Listen([](void* arg) { ++*static_cast<int*>(arg); }, &hints);
+  const uint64_t before = counting->Snapshot().requests[int(OpKind::kPutIfAbsent)];
+  Put(**engine, "meta", "k", "v");
+  ASSERT_TRUE((*engine)->Sync().ok());
+  BlockingHint::Listen(nullptr, nullptr);
+  // The sync did wait for the bucket (a WAL part went up), and said nothing.
+  EXPECT_GT(counting->Snapshot().requests[int(OpKind::kPutIfAbsent)], before);
+  EXPECT_EQ(hints, 0);
 }
 
 TEST(Engine, BadCompressionIsRefused) {

@@ -230,5 +230,46 @@ TEST_F(FsTest, ReadDirPlusGivesAttributesOnlyWithSearchPermission) {
   for (const DirEntry& e : owner->entries) EXPECT_TRUE(e.attr.has_value()) << e.name;
 }
 
+// READDIRPLUS loads its entries' attributes a batch at a time (one lock
+// hold and one MultiGet per batch): across several batches, with one inode
+// named many times in a batch and with a file whose written data is still
+// in the write-back buffer, every entry shows what GetAttr shows.
+TEST_F(ReadDirTest, ReadDirPlusAttributesMatchGetAttrAcrossBatches) {
+  Ino d = MakeDir(kRootIno, "many");
+  Ino shared = MakeFile(d, "shared");
+  std::vector<Ino> files;
+  for (int i = 0; i < 150; ++i) {
+    if (i % 10 == 0) {
+      ASSERT_FS_OK(fs_->Link(Root(), shared, d, "link" + std::to_string(i)));
+    } else {
+      files.push_back(MakeFile(d, "f" + std::to_string(i), 0600 + (i % 64)));
+    }
+  }
+  // Unflushed: its size lives only in the write-back buffer.
+  WriteAt(files[3], 0, std::string(5000, 'x'));
+  auto all = ListAll(*fs_, d, 0, true);
+  ASSERT_EQ(all.size(), 153u);
+  for (const DirEntry& e : all) {
+    ASSERT_TRUE(e.attr.has_value()) << e.name;
+    auto want = fs_->GetAttr(Root(), e.ino);
+    ASSERT_FS_OK(want);
+    EXPECT_EQ(e.attr->ino, e.ino) << e.name;
+    EXPECT_EQ(e.attr->mode, want->mode) << e.name;
+    EXPECT_EQ(e.attr->size, want->size) << e.name;
+    EXPECT_EQ(e.attr->nlink, want->nlink) << e.name;
+  }
+  auto written = fs_->GetAttr(Root(), files[3]);
+  ASSERT_FS_OK(written);
+  EXPECT_EQ(written->size, 5000u);
+  auto shared_attr = fs_->GetAttr(Root(), shared);
+  ASSERT_FS_OK(shared_attr);
+  EXPECT_EQ(shared_attr->nlink, 16u);
+  // One page of 100 entries: "." and ".." and 98 names, all with attributes.
+  auto page = fs_->ReadDir(Root(), d, 0, 100, true);
+  ASSERT_FS_OK(page);
+  EXPECT_EQ(page->entries.size(), 100u);
+  EXPECT_FALSE(page->eof);
+}
+
 }  // namespace
 }  // namespace pail::fs::testing
