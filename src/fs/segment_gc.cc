@@ -11,6 +11,7 @@
 // (the footer lists every extent's chunk; a value still pointing at the
 // extent is what makes it live), after which they die in turn.
 #include <algorithm>
+#include <optional>
 
 #include <spdlog/spdlog.h>
 
@@ -153,7 +154,14 @@ FsStatus FileSystemImpl::RelocateSegment(uint64_t segment, uint64_t size) {
     if (need <= want) return FsError{EIO};
     want = need;
   }
-  // Its live extents: those whose chunk value still points at them.
+  // The extent of `value`'s pieces that lies at `offset` of this segment.
+  auto find_extent = [segment](const StoredChunk& c, uint32_t offset) -> std::optional<ChunkExtent> {
+    for (const ChunkPiece& p : ChunkPieces(c)) {
+      if (p.extent.segment == segment && p.extent.offset == offset) return p.extent;
+    }
+    return std::nullopt;
+  };
+  // Its live extents: those a piece of their chunk's value still points at.
   struct Live {
     SegmentEntry entry;
     ChunkExtent extent;
@@ -164,9 +172,10 @@ FsStatus FileSystemImpl::RelocateSegment(uint64_t segment, uint64_t size) {
     FsResult<std::optional<std::string>> value = GetChunkValue(e.ino, e.index);
     if (!value.ok()) return value.status();
     StoredChunk c;
-    if (!value->has_value() || !DecodeChunk(**value, &c) || !c.is_extent) continue;
-    if (c.extent.segment != segment || c.extent.offset != e.offset) continue;
-    live.push_back({e, c.extent, {}});
+    if (!value->has_value() || !DecodeChunk(**value, &c)) continue;
+    std::optional<ChunkExtent> extent = find_extent(c, e.offset);
+    if (!extent) continue;
+    live.push_back({e, *extent, {}});
   }
   // Read them (the disk cache turns adjacent extents into one request).
   for (Live& l : live) {
@@ -210,12 +219,21 @@ FsStatus FileSystemImpl::RelocateSegment(uint64_t segment, uint64_t size) {
         break;
       }
       StoredChunk c;
-      if (!value->has_value() || !DecodeChunk(**value, &c) || !c.is_extent ||
-          c.extent.segment != segment || c.extent.offset != l.extent.offset) {
+      if (!value->has_value() || !DecodeChunk(**value, &c) || !find_extent(c, l.extent.offset)) {
         continue;
       }
+      // Every piece reading from the old extent reads from the new one.
+      std::string moved;
+      if (c.is_extent) {
+        moved = EncodeExtentChunk(extent);
+      } else {
+        for (ChunkPiece& p : c.pieces) {
+          if (p.extent.segment == segment && p.extent.offset == l.extent.offset) p.extent = extent;
+        }
+        moved = EncodePiecesChunk(c.pieces);
+      }
       Txn txn;
-      txn.batch.Put(data_, ChunkKey(l.entry.ino, l.entry.index), EncodeExtentChunk(extent));
+      txn.batch.Put(data_, ChunkKey(l.entry.ino, l.entry.index), moved);
       txn.segment_live[extent.segment] += extent.stored_len;
       txn.segment_live[segment] -= l.extent.stored_len;
       FsStatus s = Commit(txn);
