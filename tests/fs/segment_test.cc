@@ -401,6 +401,47 @@ TEST_F(SegmentTest, CollectorRelocatesExtentsThatPiecesReadFrom) {
   EXPECT_EQ(report.pieces_chunks, pieces);
 }
 
+// Format 4 only adds pieces values: a format 3 bucket opens as it is and is
+// restamped, so an older pailfs refuses it from then on; format 2 is still
+// refused.
+TEST_F(SegmentTest, FormatThreeIsUpgradedInPlace) {
+  Ino f = MakeFile(kRootIno, "f");
+  const std::string data = Pattern(1 << 20, 34);
+  WriteAt(f, 0, data);
+  Fsync(f);
+  auto* meta = engine_->column_family(kMetaColumnFamily);
+  auto stamp = [&] {
+    std::string v;
+    EXPECT_TRUE(engine_->db()->Get(rocksdb::ReadOptions(), meta, SystemKey(kSystemFormat), &v).ok());
+    return v.size() == 8 ? GetBigEndian64(v.data()) : 0;
+  };
+  auto restamp = [&](uint64_t version) {
+    if (fs_) {
+      ASSERT_TRUE(fs_->Close().ok());
+      fs_.reset();
+    }
+    std::string v;
+    PutBigEndian64(&v, version);
+    rocksdb::WriteBatch batch;
+    batch.Put(meta, SystemKey(kSystemFormat), v);
+    ASSERT_TRUE(engine_->Write(&batch).ok());
+  };
+  EXPECT_EQ(stamp(), kFormatVersion);
+  restamp(kPreviousFormatVersion);
+  auto opened = FileSystem::Open(*engine_, Options());
+  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+  fs_ = std::move(opened).value();
+  EXPECT_EQ(stamp(), 4u);
+  EXPECT_EQ(ReadAt(f, 0, 2 << 20), data);
+  restamp(2);
+  EXPECT_FALSE(FileSystem::Open(*engine_, Options()).ok());
+  restamp(kFormatVersion);
+  opened = FileSystem::Open(*engine_, Options());
+  ASSERT_TRUE(opened.ok());
+  fs_ = std::move(opened).value();
+  ExpectFsckClean();
+}
+
 // Commits only on fsync, so what the test uploads stays uncommitted.
 class SlowCommitSegmentTest : public SegmentTest {
  protected:
