@@ -12,6 +12,7 @@
 // extent is what makes it live), after which they die in turn.
 #include <algorithm>
 #include <optional>
+#include <set>
 
 #include <spdlog/spdlog.h>
 
@@ -43,6 +44,18 @@ FsStatus FileSystemImpl::CollectSegments() {
     SegmentUsage usage;
   };
   std::vector<Usage> records;
+  // Segments an uploaded, uncommitted chunk references before the records
+  // are read. Such a chunk's commit may land between that read and the
+  // check below, adding live bytes the read did not see, and drop the
+  // reference: a segment counts as dead only if it had no reference both
+  // before the read and after it.
+  std::set<uint64_t> referenced;
+  {
+    MutexLock g(&segments_mu_);
+    for (const auto& [id, st] : segments_) {
+      if (st.pending > 0) referenced.insert(id);
+    }
+  }
   {
     RangeIterator it(db_, meta_, KindPrefix(kKindSegment), KindPrefix(kKindSegment + 1));
     for (; it->Valid(); it->Next()) {
@@ -64,7 +77,8 @@ FsStatus FileSystemImpl::CollectSegments() {
     MutexLock g(&segments_mu_);
     for (const Usage& u : records) {
       auto st = segments_.find(u.id);
-      const bool pending = st != segments_.end() && st->second.pending > 0;
+      const bool pending =
+          (st != segments_.end() && st->second.pending > 0) || referenced.count(u.id) != 0;
       live += std::max<int64_t>(0, u.usage.live_bytes);
       if (pending) continue;
       if (u.usage.live_bytes <= 0) {

@@ -98,9 +98,12 @@ FsOptions CrashFsOptions() {
           if (pick(2) == 0) {
             (void)f.Write(root, e->ino, static_cast<uint64_t>(pick(300)) * 1000, block);
           } else {
-            // Whole blocks into stored chunks: kept as pieces.
+            // Whole blocks, mostly into the file's stored chunks: kept as
+            // pieces.
             const size_t blocks = 1 + static_cast<size_t>(pick(3));
-            (void)f.Write(root, e->ino, static_cast<uint64_t>(pick(75)) * kPieceBlockBytes,
+            const int in_file = static_cast<int>(e->size / kPieceBlockBytes);
+            const int at = in_file > 0 && pick(4) != 0 ? pick(in_file) : pick(75);
+            (void)f.Write(root, e->ino, static_cast<uint64_t>(at) * kPieceBlockBytes,
                           std::string_view(block).substr(0, blocks * kPieceBlockBytes));
           }
         }
@@ -196,6 +199,7 @@ constexpr Death kDeaths[] = {
 TEST(CrashTest, KilledWriterLeavesConsistentFilesystem) {
   std::string bucket = TempPath("bucket");
   std::filesystem::create_directories(bucket);
+  uint64_t most_pieces = 0;  // the most chunks stored as pieces after a round
   for (uint32_t round = 0; round < std::size(kDeaths); ++round) {
     const Death& death = kDeaths[round];
     std::string cache = TempPath("cache");
@@ -252,9 +256,11 @@ TEST(CrashTest, KilledWriterLeavesConsistentFilesystem) {
     for (const auto& p : report->problems) ADD_FAILURE() << "fsck after crash: " << p;
     // The child got far enough to leave real work behind.
     EXPECT_GT(report->inodes, 1u);
+    most_pieces = std::max(most_pieces, report->pieces_chunks);
     std::cout << "round " << round << " (" << (death.failpoint ? death.failpoint : "SIGKILL")
               << "): " << report->inodes << " inodes, " << report->entries
-              << " entries, " << report->chunks << " chunks, " << report->orphans
+              << " entries, " << report->chunks << " chunks (" << report->pieces_chunks
+              << " as pieces), " << report->orphans
               << " orphans, " << report->pending_reclaims << " pending reclaims" << std::endl;
     {
       auto fs = FileSystem::Open(**engine, CrashFsOptions());
@@ -277,6 +283,8 @@ TEST(CrashTest, KilledWriterLeavesConsistentFilesystem) {
     ASSERT_TRUE((*engine)->Close().ok());
     std::filesystem::remove_all(fresh, ec);
   }
+  // The block writes left pieces values for the crashes to cut into.
+  EXPECT_GT(most_pieces, 0u);
   std::error_code ec;
   std::filesystem::remove_all(bucket, ec);
 }
