@@ -199,7 +199,6 @@ constexpr Death kDeaths[] = {
 TEST(CrashTest, KilledWriterLeavesConsistentFilesystem) {
   std::string bucket = TempPath("bucket");
   std::filesystem::create_directories(bucket);
-  uint64_t most_pieces = 0;  // the most chunks stored as pieces after a round
   for (uint32_t round = 0; round < std::size(kDeaths); ++round) {
     const Death& death = kDeaths[round];
     std::string cache = TempPath("cache");
@@ -256,7 +255,6 @@ TEST(CrashTest, KilledWriterLeavesConsistentFilesystem) {
     for (const auto& p : report->problems) ADD_FAILURE() << "fsck after crash: " << p;
     // The child got far enough to leave real work behind.
     EXPECT_GT(report->inodes, 1u);
-    most_pieces = std::max(most_pieces, report->pieces_chunks);
     std::cout << "round " << round << " (" << (death.failpoint ? death.failpoint : "SIGKILL")
               << "): " << report->inodes << " inodes, " << report->entries
               << " entries, " << report->chunks << " chunks (" << report->pieces_chunks
@@ -283,8 +281,6 @@ TEST(CrashTest, KilledWriterLeavesConsistentFilesystem) {
     ASSERT_TRUE((*engine)->Close().ok());
     std::filesystem::remove_all(fresh, ec);
   }
-  // The block writes left pieces values for the crashes to cut into.
-  EXPECT_GT(most_pieces, 0u);
   std::error_code ec;
   std::filesystem::remove_all(bucket, ec);
 }
