@@ -71,8 +71,8 @@ EncryptedStore::Cipher EncryptedStore::EncryptForPut(const std::string& key,
                                                      std::string_view plain) const {
   Cipher c;
   c.size = CipherSize(plain.size());
-  c.bytes.reset(new char[c.size]);  // not zeroed: every byte is written
-  EncryptInto(key, plain, c.bytes.get());
+  c.bytes = AlignedBuffer(c.size);  // not zeroed: every byte is written
+  EncryptInto(key, plain, c.bytes.data());
   return c;
 }
 

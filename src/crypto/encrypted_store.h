@@ -24,6 +24,7 @@
 
 #include "crypto/keys.h"
 #include "objstore/forwarding_store.h"
+#include "util/buffer_pool.h"
 
 namespace pail::crypto {
 
@@ -59,10 +60,12 @@ class EncryptedStore : public ForwardingStore {
   // An object's ciphertext for a PUT, in a buffer nothing zeroes first
   // (a std::string of the size would clear every segment once more before
   // encryption overwrites it).
+  // Page-aligned, so a local store can hand it to the disk without a copy
+  // (O_DIRECT needs aligned memory), and reused (util/buffer_pool.h).
   struct Cipher {
-    std::unique_ptr<char[]> bytes;
+    AlignedBuffer bytes;
     size_t size = 0;
-    std::string_view view() const { return {bytes.get(), size}; }
+    std::string_view view() const { return {bytes.data(), size}; }
   };
   Cipher EncryptForPut(const std::string& key, std::string_view plain) const;
   // Writes the CipherSize(plain.size()) bytes of the object to `out`.

@@ -279,8 +279,9 @@ class FileSystemImpl final : public FileSystem {
   // lock first (see kMaxFlushUploadPasses in write_back.cc).
   FsStatus FlushFileLocking(Ino ino);
   // Bytes of the file's full chunks in memory that no upload has taken
-  // yet; caller holds the lock.
-  size_t AwaitingUploadBytes(Ino ino);
+  // yet (`with_in_flight`: or that an upload pass holds but has not
+  // finished); caller holds the lock.
+  size_t AwaitingUploadBytes(Ino ino, bool with_in_flight = false);
   FsStatus FlushAll();
   void AddMemory(DirtyFile& f, int64_t delta);
   // Waits until `bytes` more fit in the buffer and promises them to the

@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "fs/key_codec.h"
+#include "util/buffer_pool.h"
 
 namespace pail::fs {
 
@@ -12,7 +13,8 @@ SegmentBuilder::SegmentBuilder(uint64_t segment, DataCompression compression,
   // Room for the footer too: a chunk is at least a few KiB, so a generous
   // entry count costs little.
   const size_t expected_entries = expected_bytes / 4096 + 1;
-  body_.reserve(expected_bytes + expected_entries * kSegmentEntryBytes + kSegmentTrailerBytes);
+  body_ = TakeStringBuffer(expected_bytes + expected_entries * kSegmentEntryBytes +
+                           kSegmentTrailerBytes);
 }
 
 ChunkExtent SegmentBuilder::Add(Ino ino, uint64_t index, std::string_view plain) {

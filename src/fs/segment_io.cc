@@ -10,6 +10,7 @@
 #include "engine/data_objects.h"
 #include "fs/filesystem_impl.h"
 #include "util/blocking_hint.h"
+#include "util/buffer_pool.h"
 #include "util/failpoint.h"
 
 namespace pail::fs {
@@ -53,17 +54,19 @@ bool FileSystemImpl::BelongsInSegment(uint64_t size, uint64_t index) {
 
 FsStatus FileSystemImpl::PutSegment(SegmentBuilder& builder, Txn* txn) {
   const uint64_t id = builder.segment();
-  const std::string body = builder.Finish();
+  std::string body = builder.Finish();
   Status s = engine_.data_objects().Put(id, body);
+  const uint64_t body_size = body.size();
+  ReturnStringBuffer(std::move(body));
   if (s.ok()) s = Failpoint("data/after_upload");
   if (!s.ok()) return EngineError(s);
   segment_puts_++;
-  segment_put_bytes_ += body.size();
+  segment_put_bytes_ += body_size;
   {
     MutexLock g(&segments_mu_);
-    segments_[id].size = body.size();
+    segments_[id].size = body_size;
   }
-  const std::string usage = EncodeSegmentUsage({static_cast<int64_t>(body.size()), 0});
+  const std::string usage = EncodeSegmentUsage({static_cast<int64_t>(body_size), 0});
   if (txn != nullptr) {
     txn->batch.Merge(meta_, SegmentKey(id), usage);
     return {};

@@ -385,7 +385,7 @@ FsStatus FileSystemImpl::EncodeCarried(Txn& txn) {
         }
         if (!builder) {
           size_t expected = 0;
-          for (Ino carried : txn.carried) expected += AwaitingUploadBytes(carried);
+          for (Ino carried : txn.carried) expected += AwaitingUploadBytes(carried, true);
           builder.emplace(engine_.data_objects().NewId(), compression_, expected);
         }
         placed.push_back({ino, index, builder->Add(ino, index, chunk.data), &chunk});
@@ -408,8 +408,9 @@ FsStatus FileSystemImpl::EncodeCarried(Txn& txn) {
       std::string_view bytes(chunk.data.data(), len);
       if (BelongsInSegment(size, index)) {
         if (!builder) {
+          // Everything not uploaded goes in, chunks an unfinished pass holds too.
           size_t expected = 0;
-          for (Ino carried : txn.carried) expected += AwaitingUploadBytes(carried);
+          for (Ino carried : txn.carried) expected += AwaitingUploadBytes(carried, true);
           builder.emplace(engine_.data_objects().NewId(), compression_, expected);
         }
         placed.push_back({ino, index, builder->Add(ino, index, bytes), nullptr});
@@ -494,13 +495,14 @@ FsStatus FileSystemImpl::SettleUploads(Ino ino, bool upload_first) {
   }
 }
 
-size_t FileSystemImpl::AwaitingUploadBytes(Ino ino) {
+size_t FileSystemImpl::AwaitingUploadBytes(Ino ino, bool with_in_flight) {
   locks_.AssertHeld(ino);
   DirtyFile* f = FindDirty(ino);
   if (f == nullptr) return 0;
   size_t bytes = 0;
   for (const auto& [index, c] : f->chunks) {
-    if (AwaitsUpload(*f, index, c)) bytes += c.data.size();
+    const bool in_flight = with_in_flight && c.uploading && !c.uploaded;
+    if (in_flight || AwaitsUpload(*f, index, c)) bytes += c.data.size();
   }
   return bytes;
 }

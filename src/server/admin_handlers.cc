@@ -5,6 +5,7 @@
 #include "metrics/protocol_metrics.h"
 #include "server/cost.h"
 #include "server/json_text.h"
+#include "util/buffer_pool.h"
 
 #ifndef PAILFS_VERSION
 #error "PAILFS_VERSION must be defined by the build"
@@ -89,6 +90,9 @@ std::string ServerView::MetricsText() const {
   out.Sample("pailfs_cache_capacity_bytes", {{"cache", "disk"}}, config_.cache.disk_size_gb * kGiB);
   out.Sample("pailfs_cache_capacity_bytes", {{"cache", "block"}}, config_.cache.memory_size_gb * kGiB);
 
+  gauge("pailfs_idle_upload_buffer_bytes",
+        "Upload buffers kept for reuse (at most 64 MiB of bodies and 64 MiB of ciphertext).",
+        static_cast<double>(IdleBufferBytes()));
   gauge("pailfs_writeback_dirty_bytes", "File data written but not yet handed to the engine.",
         fc.write_back_bytes);
   counter("pailfs_writeback_wait_seconds_total",
