@@ -61,12 +61,6 @@ void EncryptedStore::EncryptInto(const std::string& key, std::string_view plain,
   }
 }
 
-std::string EncryptedStore::Encrypt(const std::string& key, std::string_view plain) const {
-  std::string out(CipherSize(plain.size()), '\0');
-  EncryptInto(key, plain, out.data());
-  return out;
-}
-
 EncryptedStore::Cipher EncryptedStore::EncryptForPut(const std::string& key,
                                                      std::string_view plain) const {
   Cipher c;

@@ -53,9 +53,6 @@ class EncryptedStore : public ForwardingStore {
                                  const std::string& etag) override;
   Result<ListPage> List(const std::string& prefix, const std::string& token, int max_keys) override;
 
-  // Exposed for tests of the format.
-  std::string Encrypt(const std::string& key, std::string_view plain) const;
-
  private:
   // An object's ciphertext for a PUT, in a buffer nothing zeroes first
   // (a std::string of the size would clear every segment once more before

@@ -77,6 +77,10 @@ Result<size_t> BucketFileSystem::PublishWalPart(uint64_t log_number, uint64_t of
   return lost_response ? found.bytes.size() : 0;
 }
 
+// The largest WAL buffer kept between publishes (a burst may grow one
+// further; it is freed after publishing).
+constexpr size_t kKeptPendingCapacity = 4 << 20;
+
 Status BucketFileSystem::PublishWals() {
   MutexLock publish_lock(&wal_mu_);
   std::vector<std::pair<uint64_t, std::shared_ptr<WalState>>> logs;
@@ -109,6 +113,13 @@ Status BucketFileSystem::PublishWals() {
       // Keep the unpublished bytes, in order, for the next attempt.
       state->pending.insert(0, bytes, done, std::string::npos);
       return s;
+    }
+    // Hand the emptied buffer back when nothing was appended meanwhile, so
+    // appends reuse its capacity instead of regrowing it from nothing
+    // after every publish (seen as a few percent of a tar's CPU).
+    if (state->pending.empty() && bytes.capacity() <= kKeptPendingCapacity) {
+      bytes.clear();
+      state->pending.swap(bytes);
     }
   }
   // No part went up although the caller has writes to make durable: a
