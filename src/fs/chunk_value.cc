@@ -41,6 +41,7 @@ class SegmentUsageMergeOperator : public rocksdb::AssociativeMergeOperator {
   }
   const char* Name() const override { return "pailfs.SegmentUsage"; }
 };
+
 }  // namespace
 
 size_t PlainLength(std::string_view bytes) {
@@ -57,29 +58,19 @@ std::string EncodeInlineChunk(std::string_view bytes) {
   return v;
 }
 
-std::string EncodeExtentChunk(const ChunkExtent& e) {
-  std::string v;
-  v.reserve(kExtentValueBytes);
-  v.push_back(static_cast<char>(kChunkExtent));
-  PutBigEndian64(&v, e.segment);
-  PutBigEndian32(&v, e.offset);
-  PutBigEndian32(&v, e.stored_len);
-  PutBigEndian32(&v, e.plain_len);
-  v.push_back(static_cast<char>(e.codec));
-  return v;
+namespace {
+
+void PutExtent(std::string* v, const ChunkExtent& e) {
+  PutBigEndian64(v, e.segment);
+  PutBigEndian32(v, e.offset);
+  PutBigEndian32(v, e.stored_len);
+  PutBigEndian32(v, e.plain_len);
+  v->push_back(static_cast<char>(e.codec));
 }
 
-bool DecodeChunk(std::string_view value, StoredChunk* out) {
-  if (value.empty()) return false;
-  const uint8_t tag = static_cast<uint8_t>(value[0]);
-  if (tag == kChunkInline) {
-    if (value.size() - 1 > kChunkSize) return false;
-    out->is_extent = false;
-    out->inline_bytes = value.substr(1);
-    return true;
-  }
-  if (tag != kChunkExtent || value.size() != kExtentValueBytes) return false;
-  const char* p = value.data() + 1;
+// Reads the kExtentValueBytes - 1 bytes at `p`; false for an extent no
+// writer produces.
+bool GetExtent(const char* p, ChunkExtent* out) {
   ChunkExtent e;
   e.segment = GetBigEndian64(p);
   e.offset = GetBigEndian32(p + 8);
@@ -90,9 +81,131 @@ bool DecodeChunk(std::string_view value, StoredChunk* out) {
   e.codec = static_cast<ChunkCodec>(codec);
   if (e.plain_len == 0 || e.plain_len > kChunkSize || e.stored_len == 0) return false;
   if (e.codec == ChunkCodec::kNone && e.stored_len != e.plain_len) return false;
-  out->is_extent = true;
-  out->extent = e;
+  *out = e;
   return true;
+}
+
+bool SameExtent(const ChunkExtent& a, const ChunkExtent& b) {
+  return a.segment == b.segment && a.offset == b.offset;
+}
+}  // namespace
+
+std::string EncodeExtentChunk(const ChunkExtent& e) {
+  std::string v;
+  v.reserve(kExtentValueBytes);
+  v.push_back(static_cast<char>(kChunkExtent));
+  PutExtent(&v, e);
+  return v;
+}
+
+std::string EncodePiecesChunk(const PieceList& pieces) {
+  std::string v;
+  v.reserve(2 + pieces.size() * kPieceBytes);
+  v.push_back(static_cast<char>(kChunkPieces));
+  v.push_back(static_cast<char>(pieces.size()));
+  for (const ChunkPiece& p : pieces) {
+    PutBigEndian32(&v, p.start);
+    PutBigEndian32(&v, p.length);
+    PutBigEndian32(&v, p.from);
+    PutExtent(&v, p.extent);
+  }
+  return v;
+}
+
+bool DecodeChunk(std::string_view value, StoredChunk* out) {
+  if (value.empty()) return false;
+  const uint8_t tag = static_cast<uint8_t>(value[0]);
+  out->is_extent = out->is_pieces = false;
+  out->pieces.clear();
+  out->inline_bytes = {};
+  if (tag == kChunkInline) {
+    if (value.size() - 1 > kChunkSize) return false;
+    out->inline_bytes = value.substr(1);
+    return true;
+  }
+  if (tag == kChunkPieces) {
+    if (value.size() < 2) return false;
+    const size_t count = static_cast<uint8_t>(value[1]);
+    if (count == 0 || count > kMaxChunkPieces || value.size() != 2 + count * kPieceBytes) {
+      return false;
+    }
+    PieceList pieces(count);
+    uint64_t prev_end = 0;
+    for (size_t i = 0; i < count; ++i) {
+      const char* p = value.data() + 2 + i * kPieceBytes;
+      ChunkPiece& piece = pieces[i];
+      piece.start = GetBigEndian32(p);
+      piece.length = GetBigEndian32(p + 4);
+      piece.from = GetBigEndian32(p + 8);
+      if (!GetExtent(p + 12, &piece.extent)) return false;
+      const uint64_t end = uint64_t{piece.start} + piece.length;
+      if (piece.length == 0 || piece.start < prev_end || end > kChunkSize ||
+          uint64_t{piece.from} + piece.length > piece.extent.plain_len) {
+        return false;
+      }
+      prev_end = end;
+    }
+    out->is_pieces = true;
+    out->pieces = std::move(pieces);
+    return true;
+  }
+  if (tag != kChunkExtent || value.size() != kExtentValueBytes) return false;
+  if (!GetExtent(value.data() + 1, &out->extent)) return false;
+  out->is_extent = true;
+  return true;
+}
+
+PieceList ChunkPieces(const StoredChunk& c) {
+  if (c.is_pieces) return c.pieces;
+  if (c.is_extent) return {ChunkPiece{0, c.extent.plain_len, 0, c.extent}};
+  return {};
+}
+
+PieceList LayPieces(const PieceList& under, const PieceList& over) {
+  PieceList out;
+  auto add = [&out](const ChunkPiece& p) {
+    if (p.length == 0) return;
+    if (!out.empty()) {
+      ChunkPiece& last = out.back();
+      if (last.end() == p.start && SameExtent(last.extent, p.extent) &&
+          last.from + last.length == p.from) {
+        last.length += p.length;
+        return;
+      }
+    }
+    out.push_back(p);
+  };
+  size_t o = 0;
+  for (const ChunkPiece& u : under) {
+    // The parts of `u` no piece of `over` covers; every piece of `over`
+    // that ends before a part goes out first, so the output stays sorted.
+    uint32_t at = u.start;
+    while (at < u.end()) {
+      while (o < over.size() && over[o].end() <= at) {
+        add(over[o]);
+        ++o;
+      }
+      if (o < over.size() && over[o].start <= at) {
+        at = std::min(u.end(), over[o].end());  // covered up to there
+        continue;
+      }
+      const uint32_t stop = o < over.size() ? std::min(u.end(), over[o].start) : u.end();
+      add(ChunkPiece{at, stop - at, u.from + (at - u.start), u.extent});
+      at = stop;
+    }
+  }
+  for (; o < over.size(); ++o) add(over[o]);
+  return out;
+}
+
+std::vector<ChunkExtent> DistinctExtents(const PieceList& pieces) {
+  std::vector<ChunkExtent> out;
+  for (const ChunkPiece& p : pieces) {
+    bool seen = false;
+    for (const ChunkExtent& e : out) seen = seen || SameExtent(e, p.extent);
+    if (!seen) out.push_back(p.extent);
+  }
+  return out;
 }
 
 DataCompression ParseDataCompression(std::string_view spec) {

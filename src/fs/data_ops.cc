@@ -133,6 +133,10 @@ FsResult<ReadResult> FileSystemImpl::ReadLocked(Ino ino, const InodeRecord& r, u
     char* dst = result.data.data() + (from - offset);
     std::string_view source;
     std::optional<ChunkExtent> extent;
+    // Pieces (a stored pieces value or an overlay chunk): each one read from
+    // its extent, or from `memory` for an overlay's blocks not uploaded.
+    PieceList pieces;
+    std::string_view memory;
     if (next_wanted < wanted.size() && wanted[next_wanted] == index) {
       const rocksdb::Status& st = statuses[next_wanted];
       if (st.ok()) {
@@ -143,6 +147,8 @@ FsResult<ReadResult> FileSystemImpl::ReadLocked(Ino ino, const InodeRecord& r, u
         }
         if (c.is_extent) {
           extent = c.extent;
+        } else if (c.is_pieces) {
+          pieces = std::move(c.pieces);
         } else {
           source = c.inline_bytes;
         }
@@ -153,11 +159,31 @@ FsResult<ReadResult> FileSystemImpl::ReadLocked(Ino ino, const InodeRecord& r, u
     } else if (f != nullptr) {
       auto it = f->chunks.find(index);
       if (it != f->chunks.end()) {
-        if (it->second.uploaded) {
-          extent = it->second.extent;
+        const DirtyChunk& dc = it->second;
+        if (dc.overlay()) {
+          ChunkExtent blocks = dc.extent;
+          if (!dc.uploaded) {
+            blocks.segment = UINT64_MAX;  // marks the blocks in `memory`
+            memory = dc.data;
+          }
+          pieces = OverlayPieces(dc, blocks);
+        } else if (dc.uploaded) {
+          extent = dc.extent;
         } else {
-          source = it->second.data;
+          source = dc.data;
         }
+      }
+    }
+    for (const ChunkPiece& p : pieces) {
+      const uint64_t lo = std::max<uint64_t>(p.start, in_chunk);
+      const uint64_t hi = std::min<uint64_t>(p.end(), to - chunk_start);
+      if (lo >= hi) continue;
+      const uint64_t at_extent = p.from + (lo - p.start);
+      const uint64_t at_out = chunk_start + lo - offset;
+      if (!memory.empty() && p.extent.segment == UINT64_MAX) {
+        std::memcpy(result.data.data() + at_out, memory.data() + at_extent, hi - lo);
+      } else {
+        extents->push_back(ExtentRead{p.extent, at_extent, hi - lo, at_out});
       }
     }
     if (extent) {
@@ -302,8 +328,10 @@ FsResult<WriteResult> FileSystemImpl::WritePiece(const Credentials& cred, Ino in
     // and a failure leaves the file unchanged.
     std::vector<DirtyChunk*> chunks;
     std::vector<uint64_t> copy_ends;  // per chunk: end of the bytes to copy
+    std::vector<bool> as_blocks;      // per chunk: written as an overlay's blocks
     chunks.reserve(last - first + 1);
     copy_ends.reserve(last - first + 1);
+    as_blocks.reserve(last - first + 1);
     int64_t growth = 0;
     for (uint64_t index = first; index <= last; ++index) {
       uint64_t chunk_start = index * kChunkSize;
@@ -311,16 +339,36 @@ FsResult<WriteResult> FileSystemImpl::WritePiece(const Credentials& cred, Ino in
       uint64_t to = std::min(end, chunk_start + kChunkSize);
       // A chunk overwritten whole needs none of its old bytes: no read.
       const bool whole = from == chunk_start && to == chunk_start + kChunkSize;
+      // Whole blocks of a stored full chunk: kept as an overlay, so neither
+      // the old bytes are read nor the unchanged ones uploaded again.
+      if (!whole && (from - chunk_start) % kPieceBlockBytes == 0 &&
+          (to - chunk_start) % kPieceBlockBytes == 0 &&
+          BelongsInSegment(std::max(f.inode.size, end), index)) {
+        FsResult<DirtyChunk*> o = EnsureOverlay(ino, f, index, static_cast<uint32_t>(from - chunk_start),
+                                                static_cast<uint32_t>(to - chunk_start));
+        if (!o.ok()) return o.status();
+        if (*o != nullptr) {
+          chunks.push_back(*o);
+          copy_ends.push_back(to);
+          as_blocks.push_back(true);
+          const uint64_t old_len = OverlayLength(**o);
+          growth += static_cast<int64_t>(std::max(old_len, to - chunk_start) - old_len);
+          continue;
+        }
+      }
       FsResult<DirtyChunk*> c = EnsureChunk(ino, f, index, /*need_bytes=*/!whole, &prefetched);
       if (!c.ok()) return c.status();
-      if ((*c)->uploaded) {  // whole: the uploaded bytes are replaced
+      if ((*c)->uploaded && !(*c)->overlay()) {  // whole: the uploaded bytes are replaced
         AddPending((*c)->extent.segment, -1);
         (*c)->uploaded = false;
       }
       chunks.push_back(*c);
+      as_blocks.push_back(false);
       // Past the chunk's current bytes everything already reads as zero:
-      // trailing zeros of the write need neither memory nor space.
-      uint64_t have_end = chunk_start + (*c)->data.size();
+      // trailing zeros of the write need neither memory nor space. An
+      // overlay overwritten whole is dropped (below): it counts as empty.
+      const bool drop_overlay = (*c)->overlay();
+      uint64_t have_end = chunk_start + (drop_overlay ? 0 : (*c)->data.size());
       uint64_t copy_end = std::min(to, have_end);
       for (uint64_t pos = to; pos > std::max(from, have_end); --pos) {
         if (data[pos - 1 - offset] != '\0') {
@@ -330,7 +378,12 @@ FsResult<WriteResult> FileSystemImpl::WritePiece(const Credentials& cred, Ino in
       }
       copy_end = std::max(copy_end, from);
       copy_ends.push_back(copy_end);
-      if (copy_end > have_end) growth += static_cast<int64_t>(copy_end - have_end);
+      if (drop_overlay) {
+        const uint64_t old_len = OverlayLength(**c);
+        growth += static_cast<int64_t>(std::max(old_len, copy_end - chunk_start) - old_len);
+      } else if (copy_end > have_end) {
+        growth += static_cast<int64_t>(copy_end - have_end);
+      }
     }
     if (options_.max_size_bytes != 0 &&
         stored_used_.load() + dirty_used_.load() + growth >
@@ -345,6 +398,43 @@ FsResult<WriteResult> FileSystemImpl::WritePiece(const Credentials& cred, Ino in
       uint64_t chunk_start = index * kChunkSize;
       uint64_t from = std::max(offset, chunk_start);
       uint64_t to = copy_ends[index - first];
+      if (as_blocks[index - first]) {
+        // The chunk's blocks, old and new, back to back in block order.
+        const uint8_t old_blocks = c.blocks;
+        uint8_t added = 0;
+        for (uint64_t k = (from - chunk_start) / kPieceBlockBytes;
+             k < (to - chunk_start) / kPieceBlockBytes; ++k) {
+          added |= static_cast<uint8_t>(1u << k);
+        }
+        const uint8_t blocks = old_blocks | added;
+        std::string next;
+        next.reserve(OverlayBytes(blocks));
+        size_t old_at = 0;
+        for (uint64_t k = 0; k < kChunkSize / kPieceBlockBytes; ++k) {
+          if (added & (1u << k)) {
+            next.append(data.data() + (chunk_start + k * kPieceBlockBytes - offset),
+                        kPieceBlockBytes);
+          } else if (old_blocks & (1u << k)) {
+            next.append(c.data, old_at, kPieceBlockBytes);
+          }
+          if (old_blocks & (1u << k)) old_at += kPieceBlockBytes;
+        }
+        AddMemory(f, static_cast<int64_t>(next.size()) - static_cast<int64_t>(c.data.size()));
+        c.data = std::move(next);
+        c.blocks = blocks;
+        continue;
+      }
+      if (c.overlay()) {  // overwritten whole: nothing of it is left
+        if (c.uploaded) {
+          AddPending(c.extent.segment, -1);
+          c.uploaded = false;
+        }
+        AddMemory(f, -static_cast<int64_t>(c.data.size()));
+        std::string().swap(c.data);
+        c.is_overlay = false;
+        c.blocks = 0;
+        c.base.clear();
+      }
       if (to <= from) continue;
       uint64_t need = to - chunk_start;
       const uint64_t at = from - chunk_start;

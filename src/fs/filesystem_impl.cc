@@ -83,12 +83,24 @@ Status FileSystemImpl::Init() {
   } else {
     if (value.size() != 8) return Status::Corruption("filesystem format stamp is damaged");
     uint64_t version = GetBigEndian64(value.data());
+    if (version == kPreviousFormatVersion) {
+      // Format 4 only adds a kind of chunk value: a format 3 bucket is
+      // read as it is. Restamped so an older pailfs, which cannot read
+      // the values this one writes, refuses it from now on.
+      std::string stamp;
+      PutBigEndian64(&stamp, kFormatVersion);
+      rocksdb::WriteBatch upgrade;
+      upgrade.Put(meta_, SystemKey(kSystemFormat), stamp);
+      PAIL_RETURN_IF_ERROR(engine_.Write(&upgrade));
+      spdlog::info("fs: filesystem format 3 upgraded to {} (chunk values as pieces)", kFormatVersion);
+      version = kFormatVersion;
+    }
     if (version < kFormatVersion) {
       return Status::InvalidArgument(
           "this bucket holds filesystem format " + std::to_string(version) +
           ", written by an older pailfs (format 1: no per-inode generations; format 2: file data "
-          "in RocksDB blob files, before segment objects); this pailfs reads only format " +
-          std::to_string(kFormatVersion) +
+          "in RocksDB blob files, before segment objects); this pailfs reads only formats " +
+          std::to_string(kPreviousFormatVersion) + " and " + std::to_string(kFormatVersion) +
           ". Copy the files into a new bucket with the older pailfs serving the old one");
     }
     if (version != kFormatVersion) {

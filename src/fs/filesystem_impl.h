@@ -42,6 +42,13 @@ namespace pail::fs {
 // chunk's bytes from its start; shorter means zeros follow), or they were
 // uploaded to a segment that no committed value points at yet (`uploaded`,
 // `extent`), which frees the memory long before the commit.
+//
+// A chunk written only in whole blocks (kPieceBlockBytes) since it was taken
+// from a stored extent or pieces value is an *overlay* (`is_overlay`): its
+// old bytes are never read; `data` (or, once uploaded, `extent`) holds just
+// the written blocks, back to back in block order, and the chunk reads as
+// `base` with those blocks laid over it. Its commit writes a pieces value
+// (docs/FORMAT.md, "Data keys").
 struct DirtyChunk {
   std::string data;
   bool uploaded = false;
@@ -49,11 +56,21 @@ struct DirtyChunk {
   uint64_t version = 0;     // unique over all chunks; a write changes it
   bool uploading = false;   // this version is on its way to a segment
   // What the engine holds for the chunk, freed when this one commits: its
-  // plain bytes and, when it is an extent, the extent.
+  // plain bytes and the extents it reads from.
   uint64_t stored_len = 0;
-  std::optional<ChunkExtent> stored_extent;
-  uint64_t length() const { return uploaded ? extent.plain_len : data.size(); }
+  std::vector<ChunkExtent> stored_extents;
+  bool is_overlay = false;
+  uint8_t blocks = 0;       // overlay: bit k set when block k was written
+  PieceList base;           // overlay: the stored value's pieces
+  bool overlay() const { return is_overlay; }
 };
+
+// The bytes an overlay chunk's blocks take, and its pieces once they are in
+// `extent` (or in memory: then `extent` is a stand-in the caller knows).
+size_t OverlayBytes(uint8_t blocks);
+PieceList OverlayPieces(const DirtyChunk& c, const ChunkExtent& blocks_extent);
+// An overlay chunk's plain length: the end of its last piece.
+uint64_t OverlayLength(const DirtyChunk& c);
 
 // A chunk's bytes read ahead of a write (FileSystemImpl::PrefetchChunks).
 struct ChunkPrefetch {
@@ -229,6 +246,19 @@ class FileSystemImpl final : public FileSystem {
   // Brings an uploaded chunk's bytes back into memory, to be changed
   // (`bytes`: that extent's bytes, already read; or read here).
   FsStatus MaterializeChunk(DirtyFile& f, DirtyChunk& c, std::string* bytes = nullptr);
+  // For a write of chunk bytes [from, to) (multiples of kPieceBlockBytes,
+  // not the whole chunk): the chunk as an overlay with room for those
+  // blocks, when the chunk is (or can become) one without passing
+  // kMaxChunkPieces; nullptr when the write must go the read-modify-write
+  // way instead. Never reads the chunk's old bytes from a segment.
+  FsResult<DirtyChunk*> EnsureOverlay(Ino ino, DirtyFile& f, uint64_t index, uint32_t from,
+                                      uint32_t to);
+  // Turns an overlay chunk into an ordinary one: its base's bytes read and
+  // its blocks copied over them.
+  FsStatus MaterializeOverlay(DirtyFile& f, DirtyChunk& c);
+  // The bytes of a list of pieces (zeros between them) into `out`, sized to
+  // the end of the last piece.
+  FsStatus LoadPiecesBytes(const PieceList& pieces, std::string* out);
   // For a write of [offset, offset+length) to a file: reads, without the
   // inode lock, the segment bytes of the chunks the write changes only in
   // part and that are not in memory, so the write's read-modify-write does

@@ -288,7 +288,7 @@ class Checker {
           if (static_cast<uint8_t>(key[1]) == kSystemFormat) {
             have_format = true;
             format_ = GetBigEndian64(value.data());
-            if (format_ != kFormatVersion) {
+            if (format_ != kFormatVersion && format_ != kPreviousFormatVersion) {
               Problem("format version {}; this pailfs checks only format {}", format_,
                       kFormatVersion);
             }
@@ -332,18 +332,23 @@ class Checker {
         continue;
       }
       report_.data_bytes += chunk.plain_len();
-      if (chunk.is_extent) {
-        auto seg = segments_.find(chunk.extent.segment);
+      // Each extent the value reads from counts once toward its segment's
+      // live bytes, however many pieces point into it.
+      for (const ChunkExtent& extent : DistinctExtents(ChunkPieces(chunk))) {
+        auto seg = segments_.find(extent.segment);
         if (seg == segments_.end()) {
           Problem("inode {}: chunk {} points into segment {:016x}, which has no record", ino, index,
-                  chunk.extent.segment);
-        } else if (chunk.extent.offset + uint64_t{chunk.extent.stored_len} >
+                  extent.segment);
+        } else if (extent.offset + uint64_t{extent.stored_len} >
                    static_cast<uint64_t>(seg->second.usage.total_bytes)) {
           Problem("inode {}: chunk {} points past the end of segment {:016x}", ino, index,
-                  chunk.extent.segment);
+                  extent.segment);
         } else {
-          seg->second.live += chunk.extent.stored_len;
+          seg->second.live += extent.stored_len;
         }
+      }
+      if (chunk.is_pieces) report_.pieces_chunks++;
+      if (!chunk.is_inline()) {
       } else if (chunk.inline_bytes.empty() || chunk.inline_bytes.back() == 0) {
         Problem("inode {}: chunk {} stored inline empty or zero-padded", ino, index);
       }

@@ -29,6 +29,7 @@ struct FsckReport {
   uint64_t files = 0;
   uint64_t entries = 0;
   uint64_t chunks = 0;
+  uint64_t pieces_chunks = 0;  // of those, stored as pieces of extents
   uint64_t data_bytes = 0;  // plain bytes of the chunks
   uint64_t pending_reclaims = 0;  // deleted files whose data is not yet freed
   uint64_t orphans = 0;           // unlinked while open; reclaimed at next open

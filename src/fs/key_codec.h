@@ -43,7 +43,10 @@ inline constexpr uint8_t kSystemFormat = 0x02;     // u64 BE: kFormatVersion
 // 2: inode records carry a random generation (kInodeRecordVersion 2).
 // 3: chunk values are tagged, inline or an extent of a segment object, and
 //    every inode with xattrs has an XattrTotals key.
-inline constexpr uint64_t kFormatVersion = 3;
+// 4: a chunk value may also be pieces of extents (kChunkPieces). A format 3
+//    bucket is a valid format 4 one: opening it restamps it as 4.
+inline constexpr uint64_t kFormatVersion = 4;
+inline constexpr uint64_t kPreviousFormatVersion = 3;
 inline constexpr int kStatsShards = 16;
 
 // Cookies 1 and 2 are "." and ".."; real entries start here.

@@ -11,6 +11,8 @@
 // (the footer lists every extent's chunk; a value still pointing at the
 // extent is what makes it live), after which they die in turn.
 #include <algorithm>
+#include <optional>
+#include <set>
 
 #include <spdlog/spdlog.h>
 
@@ -42,6 +44,18 @@ FsStatus FileSystemImpl::CollectSegments() {
     SegmentUsage usage;
   };
   std::vector<Usage> records;
+  // Segments an uploaded, uncommitted chunk references before the records
+  // are read. Such a chunk's commit may land between that read and the
+  // check below, adding live bytes the read did not see, and drop the
+  // reference: a segment counts as dead only if it had no reference both
+  // before the read and after it.
+  std::set<uint64_t> referenced;
+  {
+    MutexLock g(&segments_mu_);
+    for (const auto& [id, st] : segments_) {
+      if (st.pending > 0) referenced.insert(id);
+    }
+  }
   {
     RangeIterator it(db_, meta_, KindPrefix(kKindSegment), KindPrefix(kKindSegment + 1));
     for (; it->Valid(); it->Next()) {
@@ -63,7 +77,8 @@ FsStatus FileSystemImpl::CollectSegments() {
     MutexLock g(&segments_mu_);
     for (const Usage& u : records) {
       auto st = segments_.find(u.id);
-      const bool pending = st != segments_.end() && st->second.pending > 0;
+      const bool pending =
+          (st != segments_.end() && st->second.pending > 0) || referenced.count(u.id) != 0;
       live += std::max<int64_t>(0, u.usage.live_bytes);
       if (pending) continue;
       if (u.usage.live_bytes <= 0) {
@@ -153,7 +168,14 @@ FsStatus FileSystemImpl::RelocateSegment(uint64_t segment, uint64_t size) {
     if (need <= want) return FsError{EIO};
     want = need;
   }
-  // Its live extents: those whose chunk value still points at them.
+  // The extent of `value`'s pieces that lies at `offset` of this segment.
+  auto find_extent = [segment](const StoredChunk& c, uint32_t offset) -> std::optional<ChunkExtent> {
+    for (const ChunkPiece& p : ChunkPieces(c)) {
+      if (p.extent.segment == segment && p.extent.offset == offset) return p.extent;
+    }
+    return std::nullopt;
+  };
+  // Its live extents: those a piece of their chunk's value still points at.
   struct Live {
     SegmentEntry entry;
     ChunkExtent extent;
@@ -164,9 +186,10 @@ FsStatus FileSystemImpl::RelocateSegment(uint64_t segment, uint64_t size) {
     FsResult<std::optional<std::string>> value = GetChunkValue(e.ino, e.index);
     if (!value.ok()) return value.status();
     StoredChunk c;
-    if (!value->has_value() || !DecodeChunk(**value, &c) || !c.is_extent) continue;
-    if (c.extent.segment != segment || c.extent.offset != e.offset) continue;
-    live.push_back({e, c.extent, {}});
+    if (!value->has_value() || !DecodeChunk(**value, &c)) continue;
+    std::optional<ChunkExtent> extent = find_extent(c, e.offset);
+    if (!extent) continue;
+    live.push_back({e, *extent, {}});
   }
   // Read them (the disk cache turns adjacent extents into one request).
   for (Live& l : live) {
@@ -210,12 +233,21 @@ FsStatus FileSystemImpl::RelocateSegment(uint64_t segment, uint64_t size) {
         break;
       }
       StoredChunk c;
-      if (!value->has_value() || !DecodeChunk(**value, &c) || !c.is_extent ||
-          c.extent.segment != segment || c.extent.offset != l.extent.offset) {
+      if (!value->has_value() || !DecodeChunk(**value, &c) || !find_extent(c, l.extent.offset)) {
         continue;
       }
+      // Every piece reading from the old extent reads from the new one.
+      std::string moved;
+      if (c.is_extent) {
+        moved = EncodeExtentChunk(extent);
+      } else {
+        for (ChunkPiece& p : c.pieces) {
+          if (p.extent.segment == segment && p.extent.offset == l.extent.offset) p.extent = extent;
+        }
+        moved = EncodePiecesChunk(c.pieces);
+      }
       Txn txn;
-      txn.batch.Put(data_, ChunkKey(l.entry.ino, l.entry.index), EncodeExtentChunk(extent));
+      txn.batch.Put(data_, ChunkKey(l.entry.ino, l.entry.index), moved);
       txn.segment_live[extent.segment] += extent.stored_len;
       txn.segment_live[segment] -= l.extent.stored_len;
       FsStatus s = Commit(txn);

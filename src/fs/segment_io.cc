@@ -117,15 +117,26 @@ FsResult<std::optional<std::string>> FileSystemImpl::GetChunkValue(Ino ino, uint
 }
 
 void FileSystemImpl::ForgetStoredValue(Txn& txn, const StoredChunk& old) {
-  if (old.is_extent) txn.segment_live[old.extent.segment] -= old.extent.stored_len;
+  for (const ChunkExtent& e : DistinctExtents(ChunkPieces(old))) {
+    txn.segment_live[e.segment] -= e.stored_len;
+  }
 }
 
 FsStatus FileSystemImpl::LoadChunkBytes(const StoredChunk& chunk, std::string* out) {
-  if (!chunk.is_extent) {
+  if (chunk.is_inline()) {
     out->assign(chunk.inline_bytes);
     return {};
   }
+  if (chunk.is_pieces) return LoadPiecesBytes(chunk.pieces, out);
   return ReadExtentBytes(chunk.extent, out);
+}
+
+FsStatus FileSystemImpl::LoadPiecesBytes(const PieceList& pieces, std::string* out) {
+  out->assign(pieces.empty() ? 0 : pieces.back().end(), '\0');
+  std::vector<ExtentRead> reads;
+  reads.reserve(pieces.size());
+  for (const ChunkPiece& p : pieces) reads.push_back({p.extent, p.from, p.length, p.start});
+  return ReadExtents(reads, out->data());
 }
 
 FsStatus FileSystemImpl::ReadExtentBytes(const ChunkExtent& extent, std::string* out) {
@@ -313,7 +324,8 @@ FsStatus FileSystemImpl::UploadEligible(bool all) {
           if (collected >= target || batch >= kStageBatchBytes) break;
           auto& [index, c] = *it;
           if (!AwaitsUpload(*f, index, c)) continue;
-          const size_t len = PlainLength(c.data);
+          // An overlay's blocks are stored whole: its pieces name them.
+          const size_t len = c.overlay() ? c.data.size() : PlainLength(c.data);
           if (len == 0) continue;
           if (!builder) {
             // Room for a whole target and the chunk that passes it, so
@@ -377,14 +389,16 @@ void FileSystemImpl::ReadAhead(Ino ino, uint64_t offset, uint64_t end, uint64_t 
   std::vector<Run> runs;
   for (it->Seek(ChunkKey(ino, from / kChunkSize)); it->Valid(); it->Next()) {
     StoredChunk c;
-    if (!DecodeChunk(it->value().ToStringView(), &c) || !c.is_extent) continue;
-    const uint64_t s = c.extent.offset, e = s + c.extent.stored_len;
-    if (!runs.empty() && runs.back().segment == c.extent.segment && s >= runs.back().end &&
-        s <= runs.back().end + kCoalesceGapBytes &&
-        e - runs.back().start <= kReadAheadRequestBytes) {
-      runs.back().end = e;
-    } else {
-      runs.push_back({c.extent.segment, s, e});
+    if (!DecodeChunk(it->value().ToStringView(), &c)) continue;
+    for (const ChunkExtent& x : DistinctExtents(ChunkPieces(c))) {
+      const uint64_t s = x.offset, e = s + x.stored_len;
+      if (!runs.empty() && runs.back().segment == x.segment && s >= runs.back().end &&
+          s <= runs.back().end + kCoalesceGapBytes &&
+          e - runs.back().start <= kReadAheadRequestBytes) {
+        runs.back().end = e;
+      } else {
+        runs.push_back({x.segment, s, e});
+      }
     }
   }
   for (const Run& run : runs) {

@@ -22,7 +22,8 @@ uint64_t RangeEnd(uint64_t offset, uint64_t length, uint64_t size) {
 }
 
 bool ChunkHasData(const DirtyChunk& c) {
-  return c.uploaded || std::any_of(c.data.begin(), c.data.end(), [](char ch) { return ch != 0; });
+  // An overlay may hold zeros only in its blocks, not in what lies under.
+  return c.overlay() || c.uploaded || std::any_of(c.data.begin(), c.data.end(), [](char ch) { return ch != 0; });
 }
 }  // namespace
 

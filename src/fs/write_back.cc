@@ -3,6 +3,8 @@
 // chunks of big files leave memory early, uploaded to segments by the
 // uploader (segment_io.cc); the commit then only writes their extents.
 #include <algorithm>
+#include <bit>
+#include <cstring>
 #include <vector>
 
 #include <spdlog/spdlog.h>
@@ -39,7 +41,57 @@ bool TakePrefetched(std::vector<ChunkPrefetch>* prefetched, uint64_t index,
   return false;
 }
 
+// A stand-in for the segment extent of an overlay's blocks while they are
+// still in memory: no segment has this id and offset.
+ChunkExtent InMemoryExtent() {
+  ChunkExtent e;
+  e.segment = UINT64_MAX;
+  e.offset = UINT32_MAX;
+  e.plain_len = kChunkSize;
+  return e;
+}
+
+bool IsInMemory(const ChunkExtent& e) { return e.segment == UINT64_MAX && e.offset == UINT32_MAX; }
+
+uint8_t BlockMask(uint64_t from, uint64_t to) {
+  uint8_t mask = 0;
+  for (uint64_t k = from / kPieceBlockBytes; k < to / kPieceBlockBytes; ++k) mask |= 1u << k;
+  return mask;
+}
+
+// The runs of set bits of `blocks` as pieces of `extent`, which holds the
+// set blocks back to back.
+PieceList BlockPieces(uint8_t blocks, const ChunkExtent& extent) {
+  PieceList out;
+  uint32_t at = 0;
+  for (uint32_t k = 0; k < kChunkSize / kPieceBlockBytes; ++k) {
+    if (!(blocks & (1u << k))) continue;
+    if (!out.empty() && out.back().end() == k * kPieceBlockBytes) {
+      out.back().length += kPieceBlockBytes;
+    } else {
+      out.push_back(ChunkPiece{k * kPieceBlockBytes, kPieceBlockBytes, at, extent});
+    }
+    at += kPieceBlockBytes;
+  }
+  return out;
+}
 }  // namespace
+
+size_t OverlayBytes(uint8_t blocks) {
+  return static_cast<size_t>(std::popcount(blocks)) * kPieceBlockBytes;
+}
+
+PieceList OverlayPieces(const DirtyChunk& c, const ChunkExtent& blocks_extent) {
+  return LayPieces(c.base, BlockPieces(c.blocks, blocks_extent));
+}
+
+uint64_t OverlayLength(const DirtyChunk& c) {
+  uint64_t len = c.base.empty() ? 0 : c.base.back().end();
+  for (uint32_t k = 0; k < kChunkSize / kPieceBlockBytes; ++k) {
+    if (c.blocks & (1u << k)) len = std::max<uint64_t>(len, (k + 1) * kPieceBlockBytes);
+  }
+  return len;
+}
 
 DirtyFile* FileSystemImpl::FindDirty(Ino ino) {
   MutexLock g(&dirty_mu_);
@@ -110,6 +162,9 @@ std::vector<ChunkPrefetch> FileSystemImpl::PrefetchChunks(Ino ino, uint64_t offs
   if (length == 0) return wanted;
   const uint64_t end = offset + length;
   // Only the first and the last chunk can be changed in part.
+  // A write of whole blocks may keep its chunks as overlays, which never
+  // read the old bytes (EnsureOverlay); if it cannot, it reads them itself.
+  if (offset % kPieceBlockBytes == 0 && end % kPieceBlockBytes == 0) return wanted;
   std::vector<uint64_t> partial;
   for (uint64_t index : {offset / kChunkSize, (end - 1) / kChunkSize}) {
     const uint64_t start = index * kChunkSize;
@@ -132,7 +187,9 @@ std::vector<ChunkPrefetch> FileSystemImpl::PrefetchChunks(Ino ino, uint64_t offs
     for (uint64_t index : partial) {
       auto it = f == nullptr ? decltype(f->chunks)::iterator() : f->chunks.find(index);
       if (f != nullptr && it != f->chunks.end()) {
-        if (it->second.uploaded) wanted.push_back({index, it->second.extent, {}});
+        if (it->second.uploaded && !it->second.overlay()) {
+          wanted.push_back({index, it->second.extent, {}});
+        }
       } else if (index < stored_limit) {
         lookup.push_back(index);
       }
@@ -157,6 +214,11 @@ FsResult<DirtyChunk*> FileSystemImpl::EnsureChunk(Ino ino, DirtyFile& f, uint64_
   locks_.AssertHeld(ino);
   auto it = f.chunks.find(index);
   if (it != f.chunks.end()) {
+    if (need_bytes && it->second.overlay()) {
+      FsStatus s = MaterializeOverlay(f, it->second);
+      if (!s.ok()) return s;
+      return &it->second;
+    }
     if (need_bytes && it->second.uploaded) {
       std::string bytes;
       const bool have = TakePrefetched(prefetched, index, it->second.extent, &bytes);
@@ -178,7 +240,7 @@ FsResult<DirtyChunk*> FileSystemImpl::EnsureChunk(Ino ino, DirtyFile& f, uint64_
         return FsError{EIO};
       }
       chunk.stored_len = stored.plain_len();
-      if (stored.is_extent) chunk.stored_extent = stored.extent;
+      chunk.stored_extents = DistinctExtents(ChunkPieces(stored));
       const bool have = need_bytes && stored.is_extent &&
                         TakePrefetched(prefetched, index, stored.extent, &chunk.data);
       if (need_bytes && !have) {
@@ -206,12 +268,81 @@ FsStatus FileSystemImpl::MaterializeChunk(DirtyFile& f, DirtyChunk& c, std::stri
   return {};
 }
 
+FsResult<DirtyChunk*> FileSystemImpl::EnsureOverlay(Ino ino, DirtyFile& f, uint64_t index,
+                                                    uint32_t from, uint32_t to) {
+  locks_.AssertHeld(ino);
+  const uint8_t add = BlockMask(from, to);
+  auto it = f.chunks.find(index);
+  if (it != f.chunks.end()) {
+    DirtyChunk& c = it->second;
+    if (!c.overlay()) return nullptr;
+    if (LayPieces(c.base, BlockPieces(c.blocks | add, InMemoryExtent())).size() > kMaxChunkPieces) {
+      return nullptr;
+    }
+    // New blocks go between the uploaded ones: those come back first.
+    if (c.uploaded) {
+      FsStatus s = MaterializeChunk(f, c);
+      if (!s.ok()) return s;
+    }
+    return &c;
+  }
+  if (index >= f.stored_chunk_limit) return nullptr;
+  FsResult<std::optional<std::string>> value = GetChunkValue(ino, index);
+  if (!value.ok()) return value.status();
+  if (!value->has_value()) return nullptr;
+  StoredChunk stored;
+  if (!DecodeChunk(**value, &stored)) {
+    spdlog::error("fs: chunk {} of inode {} has a damaged value", index, ino);
+    return FsError{EIO};
+  }
+  if (stored.is_inline()) return nullptr;  // its bytes are at hand anyway
+  DirtyChunk chunk;
+  chunk.base = ChunkPieces(stored);
+  if (LayPieces(chunk.base, BlockPieces(add, InMemoryExtent())).size() > kMaxChunkPieces) {
+    return nullptr;
+  }
+  chunk.version = NextChunkVersion();
+  chunk.is_overlay = true;
+  chunk.stored_len = stored.plain_len();
+  chunk.stored_extents = DistinctExtents(chunk.base);
+  // With no blocks yet it reads (and would commit) as the stored value, so
+  // a write refused after this point changes nothing.
+  auto [pos, inserted] = f.chunks.emplace(index, std::move(chunk));
+  return &pos->second;
+}
+
+FsStatus FileSystemImpl::MaterializeOverlay(DirtyFile& f, DirtyChunk& c) {
+  if (c.uploaded) {
+    FsStatus s = MaterializeChunk(f, c);
+    if (!s.ok()) return s;
+  }
+  std::string full;
+  FsStatus s = LoadPiecesBytes(c.base, &full);
+  if (!s.ok()) return s;
+  full.resize(kChunkSize, '\0');
+  size_t at = 0;
+  for (uint32_t k = 0; k < kChunkSize / kPieceBlockBytes; ++k) {
+    if (!(c.blocks & (1u << k))) continue;
+    std::memcpy(full.data() + k * kPieceBlockBytes, c.data.data() + at, kPieceBlockBytes);
+    at += kPieceBlockBytes;
+  }
+  full.resize(PlainLength(full));
+  AddMemory(f, static_cast<int64_t>(full.size()) - static_cast<int64_t>(c.data.size()));
+  c.data = std::move(full);
+  c.is_overlay = false;
+  c.blocks = 0;
+  c.base.clear();
+  return {};
+}
+
 void FileSystemImpl::CarryDirty(Txn& txn, Ino ino, DirtyFile& f, InodeRecord& r) {
   locks_.AssertHeld(ino);
   int64_t used = static_cast<int64_t>(f.engine_used);
   for (const auto& [index, chunk] : f.chunks) {
     // Stored without trailing zeros; nothing at all for a chunk of zeros.
-    const uint64_t len = chunk.uploaded ? chunk.extent.plain_len : PlainLength(chunk.data);
+    const uint64_t len = chunk.overlay()    ? OverlayLength(chunk)
+                         : chunk.uploaded ? chunk.extent.plain_len
+                                          : PlainLength(chunk.data);
     used += static_cast<int64_t>(len) - static_cast<int64_t>(chunk.stored_len);
   }
   r.used = static_cast<uint64_t>(used);
@@ -226,6 +357,14 @@ FsStatus FileSystemImpl::EncodeCarried(Txn& txn) {
     Ino ino;
     uint64_t index;
     ChunkExtent extent;
+    const DirtyChunk* overlay;  // the chunk, when its blocks are what was placed
+  };
+  // A pieces value and the live bytes its extents hold.
+  auto put_pieces = [&](Ino ino, uint64_t index, const PieceList& pieces) {
+    txn.batch.Put(data_, ChunkKey(ino, index), EncodePiecesChunk(pieces));
+    for (const ChunkExtent& e : DistinctExtents(pieces)) {
+      txn.segment_live[e.segment] += e.stored_len;
+    }
   };
   std::vector<Placed> placed;
   for (Ino ino : txn.carried) {
@@ -235,8 +374,22 @@ FsStatus FileSystemImpl::EncodeCarried(Txn& txn) {
     // The size the committed record gets: the batch holds it already.
     const uint64_t size = f->inode.size;
     for (auto& [index, chunk] : f->chunks) {
-      if (chunk.stored_extent) {
-        txn.segment_live[chunk.stored_extent->segment] -= chunk.stored_extent->stored_len;
+      for (const ChunkExtent& e : chunk.stored_extents) {
+        txn.segment_live[e.segment] -= e.stored_len;
+      }
+      if (chunk.overlay()) {
+        chunk_puts_++;
+        if (chunk.uploaded || chunk.blocks == 0) {
+          put_pieces(ino, index, OverlayPieces(chunk, chunk.extent));
+          continue;
+        }
+        if (!builder) {
+          size_t expected = 0;
+          for (Ino carried : txn.carried) expected += AwaitingUploadBytes(carried, true);
+          builder.emplace(engine_.data_objects().NewId(), compression_, expected);
+        }
+        placed.push_back({ino, index, builder->Add(ino, index, chunk.data), &chunk});
+        continue;
       }
       if (chunk.uploaded) {
         txn.batch.Put(data_, ChunkKey(ino, index), EncodeExtentChunk(chunk.extent));
@@ -246,7 +399,7 @@ FsStatus FileSystemImpl::EncodeCarried(Txn& txn) {
       }
       const size_t len = PlainLength(chunk.data);
       if (len == 0) {
-        if (chunk.stored_len > 0 || chunk.stored_extent) {
+        if (chunk.stored_len > 0 || !chunk.stored_extents.empty()) {
           txn.batch.Delete(data_, ChunkKey(ino, index));
           chunk_deletes_++;
         }
@@ -260,7 +413,7 @@ FsStatus FileSystemImpl::EncodeCarried(Txn& txn) {
           for (Ino carried : txn.carried) expected += AwaitingUploadBytes(carried, true);
           builder.emplace(engine_.data_objects().NewId(), compression_, expected);
         }
-        placed.push_back({ino, index, builder->Add(ino, index, bytes)});
+        placed.push_back({ino, index, builder->Add(ino, index, bytes), nullptr});
       } else {
         txn.batch.Put(data_, ChunkKey(ino, index), EncodeInlineChunk(bytes));
       }
@@ -271,6 +424,10 @@ FsStatus FileSystemImpl::EncodeCarried(Txn& txn) {
   FsStatus s = PutSegment(*builder, &txn);
   if (!s.ok()) return s;
   for (const Placed& p : placed) {
+    if (p.overlay != nullptr) {
+      put_pieces(p.ino, p.index, OverlayPieces(*p.overlay, p.extent));
+      continue;
+    }
     txn.batch.Put(data_, ChunkKey(p.ino, p.index), EncodeExtentChunk(p.extent));
     txn.segment_live[p.extent.segment] += p.extent.stored_len;
   }

@@ -228,10 +228,11 @@ Status RunFsck(const Config& config, fs::FsckProgress progress) {
   PrintBucketReport(after, /*with_garbage=*/false);
   std::printf("fsck: bucket: %llu database files and %llu WAL parts read back\n",
               (unsigned long long)after.files_checked, (unsigned long long)after.wal_parts_read);
-  std::printf("fsck: %llu inodes (%llu directories, %llu files), %llu entries, %llu chunks\n",
+  std::printf("fsck: %llu inodes (%llu directories, %llu files), %llu entries, %llu chunks "
+              "(%llu as pieces)\n",
               (unsigned long long)report->inodes, (unsigned long long)report->directories,
               (unsigned long long)report->files, (unsigned long long)report->entries,
-              (unsigned long long)report->chunks);
+              (unsigned long long)report->chunks, (unsigned long long)report->pieces_chunks);
   for (const auto& seg : report->segments) {
     std::printf("segment: %016llx %llu bytes, %llu live, %llu garbage\n", (unsigned long long)seg.id,
                 (unsigned long long)seg.total_bytes, (unsigned long long)seg.live_bytes,

@@ -10,6 +10,7 @@
 #include <random>
 #include <thread>
 
+#include "fs/chunk_value.h"
 #include "fs_test_util.h"
 #include "objstore/local_store.h"
 #include "util/failpoint.h"
@@ -69,6 +70,7 @@ FsOptions CrashFsOptions() {
   std::vector<Ino> dirs{kRootIno};
   std::vector<uint64_t> handles;
   std::string block(20000, 'c');
+  for (size_t i = 0; i < block.size(); i += 7) block[i] = static_cast<char>('a' + i % 26);
   for (uint64_t i = 0;; ++i) {
     Ino dir = dirs[pick(static_cast<int>(dirs.size()))];
     Ino other = dirs[pick(static_cast<int>(dirs.size()))];
@@ -93,7 +95,17 @@ FsOptions CrashFsOptions() {
       case 7: {
         auto e = f.Lookup(root, dir, name);
         if (e.ok() && e->is_reg()) {
-          (void)f.Write(root, e->ino, static_cast<uint64_t>(pick(300)) * 1000, block);
+          if (pick(2) == 0) {
+            (void)f.Write(root, e->ino, static_cast<uint64_t>(pick(300)) * 1000, block);
+          } else {
+            // Whole blocks, mostly into the file's stored chunks: kept as
+            // pieces.
+            const size_t blocks = 1 + static_cast<size_t>(pick(3));
+            const int in_file = static_cast<int>(e->size / kPieceBlockBytes);
+            const int at = in_file > 0 && pick(4) != 0 ? pick(in_file) : pick(75);
+            (void)f.Write(root, e->ino, static_cast<uint64_t>(at) * kPieceBlockBytes,
+                          std::string_view(block).substr(0, blocks * kPieceBlockBytes));
+          }
         }
         break;
       }
@@ -245,7 +257,8 @@ TEST(CrashTest, KilledWriterLeavesConsistentFilesystem) {
     EXPECT_GT(report->inodes, 1u);
     std::cout << "round " << round << " (" << (death.failpoint ? death.failpoint : "SIGKILL")
               << "): " << report->inodes << " inodes, " << report->entries
-              << " entries, " << report->chunks << " chunks, " << report->orphans
+              << " entries, " << report->chunks << " chunks (" << report->pieces_chunks
+              << " as pieces), " << report->orphans
               << " orphans, " << report->pending_reclaims << " pending reclaims" << std::endl;
     {
       auto fs = FileSystem::Open(**engine, CrashFsOptions());

@@ -12,6 +12,8 @@
 #include <thread>
 
 #include "engine/data_objects.h"
+#include "fs/chunk_value.h"
+#include "fs/key_codec.h"
 #include "objstore/local_store.h"
 #include "fs_test_util.h"
 #include "util/failpoint.h"
@@ -55,6 +57,27 @@ class SegmentTest : public FsTest {
   }
 
   void Fsync(Ino ino) { ASSERT_FS_OK(fs_->Fsync(Root(), ino)); }
+
+  // The engine's value of chunk `index` of `ino`, decoded (false: none).
+  bool StoredValue(Ino ino, uint64_t index, StoredChunk* out, std::string* raw) {
+    auto* cf = engine_->column_family(kDataColumnFamily);
+    if (!engine_->db()->Get(rocksdb::ReadOptions(), cf, ChunkKey(ino, index), raw).ok()) {
+      return false;
+    }
+    EXPECT_TRUE(DecodeChunk(*raw, out)) << "chunk " << index;
+    return true;
+  }
+
+  // How many of the first `chunks` chunks of `ino` are stored as pieces.
+  size_t PiecesChunks(Ino ino, uint64_t chunks) {
+    size_t n = 0;
+    for (uint64_t i = 0; i < chunks; ++i) {
+      StoredChunk c;
+      std::string raw;
+      if (StoredValue(ino, i, &c, &raw) && c.is_pieces) n++;
+    }
+    return n;
+  }
 };
 
 TEST_F(SegmentTest, BigFilesGoToSegmentsSmallFilesStayInline) {
@@ -222,6 +245,182 @@ TEST_F(SegmentTest, HalfDeadSegmentsAreRewritten) {
   ExpectFsckClean();
 }
 
+// Whole 4 KiB blocks written into stored chunks are kept as pieces: only the
+// blocks are uploaded (not their 32 KiB chunks), and every byte reads back
+// before the commit, after it and after a restart.
+TEST_F(SegmentTest, BlockWritesIntoStoredChunksUploadOnlyTheirBlocks) {
+  constexpr uint32_t kBlock = kPieceBlockBytes;
+  Ino f = MakeFile(kRootIno, "f");
+  std::string model = Pattern(1 << 20, 30);
+  WriteAt(f, 0, model);
+  Fsync(f);
+  Remount();
+  const uint64_t put_before = fs_->counters().segment_put_bytes;
+  size_t written = 0;
+  auto write = [&](uint64_t off, size_t len, uint32_t seed) {
+    const std::string bytes = Pattern(len, seed);
+    WriteAt(f, off, bytes);
+    model.replace(off, len, bytes);
+    written += len;
+  };
+  for (uint64_t c = 0; c < 16; ++c) write(c * kChunkSize + (c % 8) * kBlock, kBlock, 100 + c);
+  write(2 * kChunkSize + 7 * kBlock, kBlock, 200);      // a second block of chunk 2
+  write(3 * kChunkSize + kBlock, 2 * kBlock, 201);      // two blocks, one already written
+  write(5 * kChunkSize + 5 * kBlock, kBlock, 202);      // the same block again
+  write(17 * kChunkSize - kBlock, 2 * kBlock, 203);     // across a chunk boundary
+  EXPECT_EQ(ReadAt(f, 0, 1 << 20), model) << "blocks in memory over stored chunks";
+  Fsync(f);
+  const uint64_t put = fs_->counters().segment_put_bytes - put_before;
+  EXPECT_LT(put, written + (64u << 10)) << "uploaded " << put << " bytes for " << written;
+  EXPECT_GE(PiecesChunks(f, 32), 16u);
+  EXPECT_EQ(ReadAt(f, 0, 1 << 20), model) << "committed pieces";
+  EXPECT_EQ(Stat(f).size, 1u << 20);
+  Remount();
+  EXPECT_EQ(ReadAt(f, 0, 1 << 20), model) << "after a restart";
+  EXPECT_EQ(ReadAt(f, 3 * kChunkSize + 100, 9000), model.substr(3 * kChunkSize + 100, 9000));
+  ExpectFsckClean();
+}
+
+// The ways out of pieces: an unaligned write into a pieces chunk (stored or
+// buffered) rewrites it as one extent, a whole-chunk write replaces it; a
+// chunk may be cut into as many as kMaxChunkPieces pieces, holes included.
+TEST_F(SegmentTest, PiecesFallBackToWholeChunksAndKeepHoles) {
+  constexpr uint32_t kBlock = kPieceBlockBytes;
+  Ino f = MakeFile(kRootIno, "f");
+  std::string model = Pattern(1 << 20, 31);
+  // Chunk 8 holds only its first 10000 bytes; chunk 9 is a hole.
+  std::fill(model.begin() + 8 * kChunkSize + 10000, model.begin() + 10 * kChunkSize, '\0');
+  WriteAt(f, 0, model);
+  Fsync(f);
+  auto write = [&](uint64_t off, size_t len, uint32_t seed) {
+    const std::string bytes = Pattern(len, seed);
+    WriteAt(f, off, bytes);
+    model.replace(off, len, bytes);
+  };
+  for (uint32_t k = 1; k < 8; k += 2) write(k * kBlock, kBlock, 300 + k);  // chunk 0: 8 pieces
+  write(8 * kChunkSize + 5 * kBlock, kBlock, 310);  // past chunk 8's bytes: a hole between
+  write(9 * kChunkSize + kBlock, kBlock, 311);      // into the hole: plain bytes as before
+  write(2 * kChunkSize + 2 * kBlock, kBlock, 312);
+  write(3 * kChunkSize, kBlock, 313);
+  Fsync(f);
+  StoredChunk c;
+  std::string raw;
+  ASSERT_TRUE(StoredValue(f, 0, &c, &raw));
+  ASSERT_TRUE(c.is_pieces);
+  EXPECT_EQ(c.pieces.size(), kMaxChunkPieces);
+  ASSERT_TRUE(StoredValue(f, 8, &c, &raw));
+  ASSERT_TRUE(c.is_pieces);
+  EXPECT_EQ(c.pieces.size(), 2u);
+  EXPECT_EQ(c.plain_len(), 6u * kBlock);
+  EXPECT_EQ(ReadAt(f, 0, 1 << 20), model);
+  // Unaligned into a stored pieces chunk; into a buffered overlay; a whole
+  // chunk over a buffered overlay.
+  write(200, 5000, 320);
+  write(2 * kChunkSize + 5 * kBlock, kBlock, 321);
+  write(2 * kChunkSize + 7, 10, 322);
+  write(3 * kChunkSize + 4 * kBlock, kBlock, 323);
+  write(3 * kChunkSize, kChunkSize, 324);
+  EXPECT_EQ(ReadAt(f, 0, 1 << 20), model);
+  Fsync(f);
+  for (uint64_t index : {0, 2, 3}) {
+    ASSERT_TRUE(StoredValue(f, index, &c, &raw));
+    EXPECT_TRUE(c.is_extent) << "chunk " << index << " is one extent again";
+  }
+  Remount();
+  EXPECT_EQ(ReadAt(f, 0, 1 << 20), model);
+  // Punching and truncating through pieces.
+  ASSERT_FS_OK(fs_->PunchHole(Root(), f, 8 * kChunkSize + 100, 5 * kBlock));
+  std::fill(model.begin() + 8 * kChunkSize + 100, model.begin() + 8 * kChunkSize + 100 + 5 * kBlock,
+            '\0');
+  SetAttrRequest req;
+  req.size = 9 * kChunkSize + kBlock + 10;
+  ASSERT_FS_OK(fs_->SetAttr(Root(), f, req));
+  model.resize(*req.size);
+  EXPECT_EQ(ReadAt(f, 0, 1 << 20), model);
+  Remount();
+  EXPECT_EQ(ReadAt(f, 0, 1 << 20), model);
+  ExpectFsckClean();
+}
+
+// Pieces point into old and new segments at once; when the old ones are
+// mostly dead the collector moves the extents pieces read from, switching
+// every piece of a value that reads from a moved extent.
+TEST_F(SegmentTest, CollectorRelocatesExtentsThatPiecesReadFrom) {
+  Ino a = MakeFile(kRootIno, "a");
+  Ino b = MakeFile(kRootIno, "b");
+  std::string da = Pattern(2 << 20, 32), db = Pattern(2 << 20, 33);
+  for (size_t off = 0; off < da.size(); off += 256 << 10) {
+    WriteAt(a, off, std::string_view(da).substr(off, 256 << 10));
+    WriteAt(b, off, std::string_view(db).substr(off, 256 << 10));
+    ASSERT_TRUE(fs_->SyncAll().ok());  // one segment per pair
+  }
+  // Two blocks of every other chunk of `a`: three pieces reading from the
+  // old extent (twice) and the new blocks.
+  for (uint64_t c = 0; c < da.size() / kChunkSize; c += 2) {
+    const std::string bytes = Pattern(kPieceBlockBytes, 400 + static_cast<uint32_t>(c));
+    const uint64_t off = c * kChunkSize + 3 * kPieceBlockBytes;
+    WriteAt(a, off, bytes);
+    da.replace(off, bytes.size(), bytes);
+  }
+  ASSERT_TRUE(fs_->SyncAll().ok());
+  const size_t pieces = PiecesChunks(a, da.size() / kChunkSize);
+  EXPECT_EQ(pieces, da.size() / kChunkSize / 2);
+  const uint64_t relocated = fs_->counters().segments_relocated;
+  ASSERT_FS_OK(fs_->Unlink(Root(), kRootIno, "b"));
+  EXPECT_TRUE(WaitFor([&] { return fs_->counters().segments_relocated >= relocated + 1; }));
+  EXPECT_TRUE(WaitFor([&] { return DataObjects().second <= (2u << 20) + (512u << 10); }))
+      << "bucket holds " << DataObjects().second << " data bytes for 2 MiB of live data";
+  EXPECT_EQ(PiecesChunks(a, da.size() / kChunkSize), pieces) << "moved, not rewritten";
+  EXPECT_EQ(ReadAt(a, 0, 4 << 20), da);
+  Remount();
+  EXPECT_EQ(ReadAt(a, 0, 4 << 20), da);
+  FsckReport report = RunFsck();
+  EXPECT_TRUE(report.clean());
+  for (const auto& p : report.problems) ADD_FAILURE() << "fsck: " << p;
+  EXPECT_EQ(report.pieces_chunks, pieces);
+}
+
+// Format 4 only adds pieces values: a format 3 bucket opens as it is and is
+// restamped, so an older pailfs refuses it from then on; format 2 is still
+// refused.
+TEST_F(SegmentTest, FormatThreeIsUpgradedInPlace) {
+  Ino f = MakeFile(kRootIno, "f");
+  const std::string data = Pattern(1 << 20, 34);
+  WriteAt(f, 0, data);
+  Fsync(f);
+  auto* meta = engine_->column_family(kMetaColumnFamily);
+  auto stamp = [&] {
+    std::string v;
+    EXPECT_TRUE(engine_->db()->Get(rocksdb::ReadOptions(), meta, SystemKey(kSystemFormat), &v).ok());
+    return v.size() == 8 ? GetBigEndian64(v.data()) : 0;
+  };
+  auto restamp = [&](uint64_t version) {
+    if (fs_) {
+      ASSERT_TRUE(fs_->Close().ok());
+      fs_.reset();
+    }
+    std::string v;
+    PutBigEndian64(&v, version);
+    rocksdb::WriteBatch batch;
+    batch.Put(meta, SystemKey(kSystemFormat), v);
+    ASSERT_TRUE(engine_->Write(&batch).ok());
+  };
+  EXPECT_EQ(stamp(), kFormatVersion);
+  restamp(kPreviousFormatVersion);
+  auto opened = FileSystem::Open(*engine_, Options());
+  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+  fs_ = std::move(opened).value();
+  EXPECT_EQ(stamp(), 4u);
+  EXPECT_EQ(ReadAt(f, 0, 2 << 20), data);
+  restamp(2);
+  EXPECT_FALSE(FileSystem::Open(*engine_, Options()).ok());
+  restamp(kFormatVersion);
+  opened = FileSystem::Open(*engine_, Options());
+  ASSERT_TRUE(opened.ok());
+  fs_ = std::move(opened).value();
+  ExpectFsckClean();
+}
+
 // Commits only on fsync, so what the test uploads stays uncommitted.
 class SlowCommitSegmentTest : public SegmentTest {
  protected:
@@ -376,6 +575,70 @@ TEST_F(SmallWriteSegmentTest, ConcurrentSmallWritesKeepEveryByte) {
   ExpectFsckClean();
 }
 
+// Random block writes (kept as pieces, uploaded early, brought back),
+// unaligned and whole-chunk writes, punched holes and commits from several
+// threads at once against a model.
+TEST_F(SmallWriteSegmentTest, MixedBlockAndByteWritesMatchAModel) {
+  constexpr size_t kFileBytes = 2 << 20;
+  constexpr int kThreads = 4;
+  Ino f = MakeFile(kRootIno, "f");
+  std::string model = Pattern(kFileBytes, 40);
+  WriteAt(f, 0, model);
+  Fsync(f);
+  Remount();
+  // Thread t owns chunks c with c % kThreads == t, so the result is known.
+  const size_t chunks = kFileBytes / kChunkSize;
+  std::mutex model_mu;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      std::mt19937 rng(50 + t);
+      for (int i = 0; i < 400; ++i) {
+        const uint64_t c = (rng() % (chunks / kThreads)) * kThreads + t;
+        const uint64_t base = c * kChunkSize;
+        const int kind = static_cast<int>(rng() % 20);
+        if (kind == 0) {
+          const uint64_t from = base + rng() % kChunkSize;
+          const uint64_t len = 1 + rng() % (base + kChunkSize - from);
+          ASSERT_FS_OK(fs_->PunchHole(Root(), f, from, len));
+          std::lock_guard<std::mutex> l(model_mu);
+          std::fill(model.begin() + from, model.begin() + from + len, '\0');
+          continue;
+        }
+        if (kind == 1) {
+          ASSERT_FS_OK(fs_->Fsync(Root(), f));
+          continue;
+        }
+        uint64_t off, len;
+        if (kind < 4) {  // unaligned, inside the chunk
+          off = base + rng() % kChunkSize;
+          len = 1 + rng() % (base + kChunkSize - off);
+        } else if (kind == 4) {
+          off = base;
+          len = kChunkSize;
+        } else {
+          const uint64_t k = rng() % 8;
+          off = base + k * kPieceBlockBytes;
+          len = (1 + rng() % (8 - k)) * kPieceBlockBytes;
+        }
+        std::string data = Pattern(len, static_cast<uint32_t>(1000 * t + i));
+        if (rng() % 5 == 0) std::fill(data.begin(), data.end(), '\0');
+        auto w = fs_->Write(Root(), f, off, data);
+        ASSERT_TRUE(w.ok()) << "errno " << w.error();
+        std::lock_guard<std::mutex> l(model_mu);
+        model.replace(off, len, data);
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(ReadAt(f, 0, kFileBytes), model);
+  EXPECT_GE(fs_->counters().segment_puts, 2u);
+  Fsync(f);
+  Remount();
+  EXPECT_EQ(ReadAt(f, 0, kFileBytes), model);
+  ExpectFsckClean();
+}
+
 // A store whose data-object reads wait while the gate is closed (at most
 // ten seconds, so a broken test cannot hang).
 class GatedStore : public MemoryStore {
@@ -452,6 +715,29 @@ TEST_F(GatedSegmentTest, SmallWriteReadsItsChunkWithoutBlockingTheFile) {
   data.replace(5 * kChunkSize + 200, c.size(), c);
   EXPECT_EQ(ReadAt(f, 0, 1 << 20), data);
   Fsync(f);
+  Remount();
+  EXPECT_EQ(ReadAt(f, 0, 1 << 20), data);
+  ExpectFsckClean();
+}
+
+// A write of whole blocks into a stored chunk reads nothing of it: it
+// finishes while every segment read is held back.
+TEST_F(GatedSegmentTest, BlockWriteIntoAStoredChunkReadsNothing) {
+  Ino f = MakeFile(kRootIno, "f");
+  std::string data = Pattern(1 << 20, 25);
+  WriteAt(f, 0, data);
+  Fsync(f);
+  Remount();
+  gated_->SetOpen(false);
+  const std::string a = Pattern(2 * kPieceBlockBytes, 26);
+  auto write = std::async(std::launch::async, [&] { WriteAt(f, 10 * kChunkSize + 8192, a); });
+  EXPECT_EQ(write.wait_for(std::chrono::seconds(5)), std::future_status::ready);
+  EXPECT_EQ(gated_->waiting(), 0);
+  gated_->SetOpen(true);
+  write.get();
+  data.replace(10 * kChunkSize + 8192, a.size(), a);
+  Fsync(f);
+  EXPECT_EQ(ReadAt(f, 0, 1 << 20), data);
   Remount();
   EXPECT_EQ(ReadAt(f, 0, 1 << 20), data);
   ExpectFsckClean();
