@@ -322,7 +322,8 @@ class FileSystemImpl final : public FileSystem {
   static void ForgetStoredValue(Txn& txn, const StoredChunk& old);
   FsResult<uint64_t> SegmentSize(uint64_t segment) EXCLUDES(segments_mu_);
   // Reference counts of uploaded, uncommitted chunks per segment: the
-  // collector leaves such segments alone.
+  // collector leaves such segments alone, and those whose count went down
+  // while it read the usage records (see CollectSegments).
   void AddPending(uint64_t segment, int64_t n) EXCLUDES(segments_mu_);
   Status LoadSegments() EXCLUDES(segments_mu_);
   // The background uploader: moves full chunks of big files out of memory
@@ -455,12 +456,16 @@ class FileSystemImpl final : public FileSystem {
   bool closed_ GUARDED_BY(close_mu_) = false;
 
   // Segments: sizes of the registered ones and uncommitted references.
+  // `released`: the value of release_count_ when a reference last went
+  // (its commit was written just before), for the collector's check.
   struct SegmentState {
     uint64_t size = 0;
     int64_t pending = 0;
+    uint64_t released = 0;
   };
   mutable Mutex segments_mu_;
   std::unordered_map<uint64_t, SegmentState> segments_ GUARDED_BY(segments_mu_);
+  uint64_t release_count_ GUARDED_BY(segments_mu_) = 0;
   // Dead segments whose records are gone, deleted once the time passes.
   std::vector<std::pair<uint64_t, std::chrono::steady_clock::time_point>> dying_
       GUARDED_BY(segments_mu_);

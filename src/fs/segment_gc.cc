@@ -12,7 +12,6 @@
 // extent is what makes it live), after which they die in turn.
 #include <algorithm>
 #include <optional>
-#include <set>
 
 #include <spdlog/spdlog.h>
 
@@ -44,17 +43,15 @@ FsStatus FileSystemImpl::CollectSegments() {
     SegmentUsage usage;
   };
   std::vector<Usage> records;
-  // Segments an uploaded, uncommitted chunk references before the records
-  // are read. Such a chunk's commit may land between that read and the
-  // check below, adding live bytes the read did not see, and drop the
-  // reference: a segment counts as dead only if it had no reference both
-  // before the read and after it.
-  std::set<uint64_t> referenced;
+  // A reference goes only after its commit is written, so a commit the
+  // read below does not see either keeps its reference through the check
+  // after it or released it after this point: such segments wait for the
+  // next round. (Checking references only after the read killed segments
+  // whose chunks committed meanwhile, found by the crash test.)
+  uint64_t released_before;
   {
     MutexLock g(&segments_mu_);
-    for (const auto& [id, st] : segments_) {
-      if (st.pending > 0) referenced.insert(id);
-    }
+    released_before = release_count_;
   }
   {
     RangeIterator it(db_, meta_, KindPrefix(kKindSegment), KindPrefix(kKindSegment + 1));
@@ -77,8 +74,8 @@ FsStatus FileSystemImpl::CollectSegments() {
     MutexLock g(&segments_mu_);
     for (const Usage& u : records) {
       auto st = segments_.find(u.id);
-      const bool pending =
-          (st != segments_.end() && st->second.pending > 0) || referenced.count(u.id) != 0;
+      const bool pending = st != segments_.end() &&
+                           (st->second.pending > 0 || st->second.released > released_before);
       live += std::max<int64_t>(0, u.usage.live_bytes);
       if (pending) continue;
       if (u.usage.live_bytes <= 0) {

@@ -91,7 +91,9 @@ FsResult<uint64_t> FileSystemImpl::SegmentSize(uint64_t segment) {
 
 void FileSystemImpl::AddPending(uint64_t segment, int64_t n) {
   MutexLock g(&segments_mu_);
-  segments_[segment].pending += n;
+  SegmentState& st = segments_[segment];
+  st.pending += n;
+  if (n < 0) st.released = ++release_count_;
 }
 
 Status FileSystemImpl::LoadSegments() {
