@@ -57,6 +57,15 @@ class SegmentTest : public FsTest {
   }
 
   void Fsync(Ino ino) { ASSERT_FS_OK(fs_->Fsync(Root(), ino)); }
+  // Two files written 256 KiB at a time in turn, synced after each pair:
+  // every segment holds both, so deleting one leaves them half dead.
+  void WriteInterleaved(Ino a, const std::string& da, Ino b, const std::string& db) {
+    for (size_t off = 0; off < da.size(); off += 256 << 10) {
+      WriteAt(a, off, std::string_view(da).substr(off, 256 << 10));
+      WriteAt(b, off, std::string_view(db).substr(off, 256 << 10));
+      ASSERT_TRUE(fs_->SyncAll().ok());
+    }
+  }
 
   // The engine's value of chunk `index` of `ino`, decoded (false: none).
   bool StoredValue(Ino ino, uint64_t index, StoredChunk* out, std::string* raw) {
@@ -231,11 +240,7 @@ TEST_F(SegmentTest, HalfDeadSegmentsAreRewritten) {
   Ino a = MakeFile(kRootIno, "a");
   Ino b = MakeFile(kRootIno, "b");
   std::string da = Pattern(2 << 20, 11), db = Pattern(2 << 20, 12);
-  for (size_t off = 0; off < da.size(); off += 256 << 10) {
-    WriteAt(a, off, std::string_view(da).substr(off, 256 << 10));
-    WriteAt(b, off, std::string_view(db).substr(off, 256 << 10));
-    ASSERT_TRUE(fs_->SyncAll().ok());  // one segment per pair
-  }
+  WriteInterleaved(a, da, b, db);
   ASSERT_FS_OK(fs_->Unlink(Root(), kRootIno, "b"));
   EXPECT_TRUE(WaitFor([&] { return fs_->counters().segments_relocated >= 1; }));
   EXPECT_TRUE(WaitFor([&] { return DataObjects().second <= (2u << 20) + (256u << 10); }))
@@ -349,11 +354,7 @@ TEST_F(SegmentTest, CollectorRelocatesExtentsThatPiecesReadFrom) {
   Ino a = MakeFile(kRootIno, "a");
   Ino b = MakeFile(kRootIno, "b");
   std::string da = Pattern(2 << 20, 32), db = Pattern(2 << 20, 33);
-  for (size_t off = 0; off < da.size(); off += 256 << 10) {
-    WriteAt(a, off, std::string_view(da).substr(off, 256 << 10));
-    WriteAt(b, off, std::string_view(db).substr(off, 256 << 10));
-    ASSERT_TRUE(fs_->SyncAll().ok());  // one segment per pair
-  }
+  WriteInterleaved(a, da, b, db);
   // Two blocks of every other chunk of `a`: three pieces reading from the
   // old extent (twice) and the new blocks.
   for (uint64_t c = 0; c < da.size() / kChunkSize; c += 2) {
