@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <fstream>
 #include <iostream>
 #include <random>
 #include <thread>
@@ -21,6 +22,8 @@ namespace {
 constexpr const char* kBucketVar = "PAIL_FS_CRASH_BUCKET";
 constexpr const char* kCacheVar = "PAIL_FS_CRASH_CACHE";
 constexpr const char* kSeedVar = "PAIL_FS_CRASH_SEED";
+// The child creates <cache><kReadySuffix> once its filesystem is open.
+constexpr const char* kReadySuffix = ".ready";
 
 std::string TempPath(const std::string& tag) {
   std::random_device rd;
@@ -64,6 +67,11 @@ FsOptions CrashFsOptions() {
   auto fs = FileSystem::Open(**engine, CrashFsOptions());
   if (!fs.ok()) _exit(4);
   FileSystem& f = **fs;
+  // Tell the parent the filesystem is initialised and durable, so that its
+  // timed kill falls in the churn even when a sanitizer build on a loaded
+  // machine takes seconds to get here.
+  if (!f.SyncAll().ok()) _exit(6);
+  std::ofstream(cache + kReadySuffix).put('1');
   Credentials root;
   std::mt19937 rng(seed);
   auto pick = [&](int n) { return static_cast<int>(rng() % n); };
@@ -218,6 +226,9 @@ TEST(CrashTest, KilledWriterLeavesConsistentFilesystem) {
     }
     int status = 0;
     if (death.failpoint == nullptr) {
+      for (int waited = 0; waited < 1200 && !std::filesystem::exists(cache + kReadySuffix); ++waited) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      }
       std::this_thread::sleep_for(std::chrono::milliseconds(1200 + 300 * round));
       kill(child, SIGKILL);
       waitpid(child, &status, 0);
@@ -241,6 +252,7 @@ TEST(CrashTest, KilledWriterLeavesConsistentFilesystem) {
     }
     std::error_code ec;
     std::filesystem::remove_all(cache, ec);
+    std::filesystem::remove(cache + kReadySuffix, ec);
 
     // A new machine: empty cache, everything from the bucket.
     std::string fresh = TempPath("fresh");
