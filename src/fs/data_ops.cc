@@ -211,6 +211,18 @@ FsResult<ReadResult> FileSystemImpl::Read(const Credentials& cred, Ino ino, uint
   std::vector<ExtentRead> extents;
   uint64_t size = 0;
   FsResult<ReadResult> result = FsError{EIO};
+  // The segments the extents read from, held from when the extents are
+  // taken (under the file's lock) until they are read: the collector may
+  // move the values to new segments meanwhile, and must not delete these
+  // (with dead_segment_grace as the only guard, a read slower than the
+  // grace failed; tests run with none).
+  struct Hold {
+    FileSystemImpl* fs;
+    std::vector<uint64_t> segments;
+    ~Hold() {
+      for (uint64_t id : segments) fs->AddPending(id, -1, /*mark_released=*/false);
+    }
+  } hold{this, {}};
   {
     InodeLocks lock(locks_, {ino});
     FsResult<InodeRecord> r = LoadInode(ino);
@@ -223,6 +235,13 @@ FsResult<ReadResult> FileSystemImpl::Read(const Credentials& cred, Ino ino, uint
     size = r->size;
     result = ReadLocked(ino, *r, offset, std::min(length, kMaxReadBytes), &extents);
     if (!result.ok()) return result;
+    for (const ExtentRead& e : extents) {
+      if (std::find(hold.segments.begin(), hold.segments.end(), e.extent.segment) ==
+          hold.segments.end()) {
+        hold.segments.push_back(e.extent.segment);
+        AddPending(e.extent.segment, 1);
+      }
+    }
     struct timespec now = NowTimespec();
     if (AtimeNeedsUpdate(*r, now)) {
       if (DirtyFile* f = FindDirty(ino)) {

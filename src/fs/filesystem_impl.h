@@ -321,10 +321,13 @@ class FileSystemImpl final : public FileSystem {
   // The live bytes a stored value stops holding when it is replaced.
   static void ForgetStoredValue(Txn& txn, const StoredChunk& old);
   FsResult<uint64_t> SegmentSize(uint64_t segment) EXCLUDES(segments_mu_);
-  // Reference counts of uploaded, uncommitted chunks per segment: the
+  // Reference counts of uploaded, uncommitted chunks per segment (and of
+  // reads between taking a file's extents and reading them): the
   // collector leaves such segments alone, and those whose count went down
   // while it read the usage records (see CollectSegments).
-  void AddPending(uint64_t segment, int64_t n) EXCLUDES(segments_mu_);
+  // A read's hold needs no `released` mark: a reader that started before
+  // a value moved away is either still holding at the check or done.
+  void AddPending(uint64_t segment, int64_t n, bool mark_released = true) EXCLUDES(segments_mu_);
   Status LoadSegments() EXCLUDES(segments_mu_);
   // The background uploader: moves full chunks of big files out of memory
   // into segments, `all` of them or only when a segment's worth waits.

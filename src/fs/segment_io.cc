@@ -89,11 +89,11 @@ FsResult<uint64_t> FileSystemImpl::SegmentSize(uint64_t segment) {
   return it->second.size;
 }
 
-void FileSystemImpl::AddPending(uint64_t segment, int64_t n) {
+void FileSystemImpl::AddPending(uint64_t segment, int64_t n, bool mark_released) {
   MutexLock g(&segments_mu_);
   SegmentState& st = segments_[segment];
   st.pending += n;
-  if (n < 0) st.released = ++release_count_;
+  if (n < 0 && mark_released) st.released = ++release_count_;
 }
 
 Status FileSystemImpl::LoadSegments() {
