@@ -148,6 +148,7 @@ FsStatus FileSystemImpl::ReadExtentBytes(const ChunkExtent& extent, std::string*
 }
 
 FsStatus FileSystemImpl::ReadExtents(std::vector<ExtentRead>& reads, char* out) {
+  if (!reads.empty() && SegmentReadsRefused::active()) return FsError{EWOULDBLOCK};
   // The bytes of the segment a read needs: just the wanted slice of a
   // stored (uncompressed) extent, the whole extent of a compressed one.
   auto span = [](const ExtentRead& r) {
