@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
+#include <memory>
 #include <new>
 #include <utility>
 #include <vector>
@@ -27,6 +28,7 @@ void AdviseHugePages(char* p, size_t n) {
 }
 
 // Idle buffers of one kind with their capacities, handed out best fit first.
+// Destroying a Buffer frees its memory.
 template <typename Buffer>
 class IdleList {
  public:
@@ -45,10 +47,21 @@ class IdleList {
     idle_.erase(best);
     return capacity;
   }
-  // Keeps `b` when there is room; false leaves it with the caller.
+  // Keeps `b` when there is room, making room by dropping smaller idle
+  // buffers: a small one serves only small requests, while full-size
+  // segments are what every busy upload asks for. False leaves `b` with
+  // the caller.
   bool Keep(Buffer& b, size_t capacity) {
+    std::vector<Buffer> dropped;  // freed after the lock is released
     MutexLock g(&mu_);
-    if (idle_bytes_ + capacity > kIdleBytesMax) return false;
+    while (idle_bytes_ + capacity > kIdleBytesMax) {
+      auto smallest = std::min_element(idle_.begin(), idle_.end(),
+                                       [](auto& x, auto& y) { return x.second < y.second; });
+      if (smallest == idle_.end() || smallest->second >= capacity) return false;
+      idle_bytes_ -= smallest->second;
+      dropped.push_back(std::move(smallest->first));
+      idle_.erase(smallest);
+    }
     idle_bytes_ += capacity;
     idle_.emplace_back(std::move(b), capacity);
     return true;
@@ -64,9 +77,14 @@ class IdleList {
   size_t idle_bytes_ GUARDED_BY(mu_) = 0;
 };
 
+struct FreeMemory {
+  void operator()(char* p) const { std::free(p); }
+};
+using AlignedMemory = std::unique_ptr<char, FreeMemory>;
+
 // Never destroyed: threads still running at exit may return buffers.
-IdleList<char*>& IdleAligned() {
-  static auto* list = new IdleList<char*>;
+IdleList<AlignedMemory>& IdleAligned() {
+  static auto* list = new IdleList<AlignedMemory>;
   return *list;
 }
 
@@ -79,7 +97,9 @@ IdleList<std::string>& IdleStrings() {
 
 AlignedBuffer::AlignedBuffer(size_t size) {
   if (size >= kPooledMinBytes) {
-    capacity_ = IdleAligned().Take(size, &data_);
+    AlignedMemory idle;
+    capacity_ = IdleAligned().Take(size, &idle);
+    data_ = idle.release();
     if (capacity_ > 0) return;
   }
   // Pooled sizes are rounded up so that one buffer fits many requests, and
@@ -94,8 +114,8 @@ AlignedBuffer::AlignedBuffer(size_t size) {
 
 AlignedBuffer::~AlignedBuffer() {
   if (data_ == nullptr) return;
-  if (capacity_ >= kPooledMinBytes && IdleAligned().Keep(data_, capacity_)) return;
-  std::free(data_);
+  AlignedMemory memory(data_);
+  if (capacity_ >= kPooledMinBytes) IdleAligned().Keep(memory, capacity_);
 }
 
 AlignedBuffer::AlignedBuffer(AlignedBuffer&& other) noexcept

@@ -8,7 +8,10 @@
 // sizes over and over; keeping a few idle ones avoids all of that.
 //
 // Buffers under kPooledMinBytes are ordinary allocations. At most
-// kIdleBytesMax of each kind stay idle; the rest are freed as usual.
+// kIdleBytesMax of each kind stay idle; the rest are freed as usual. The
+// bound holds the buffers of four 16 MiB segment uploads in flight (what
+// the default write-back buffer allows) after rounding: with less, every
+// wave of uploads allocated and faulted in one buffer afresh.
 #pragma once
 
 #include <cstddef>
@@ -17,7 +20,7 @@
 namespace pail {
 
 inline constexpr size_t kPooledMinBytes = size_t{1} << 20;
-inline constexpr size_t kIdleBytesMax = size_t{64} << 20;
+inline constexpr size_t kIdleBytesMax = size_t{80} << 20;
 // AlignedBuffer's alignment: enough for O_DIRECT writes from it.
 inline constexpr size_t kBufferAlign = 4096;
 

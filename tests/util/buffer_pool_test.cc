@@ -57,6 +57,24 @@ TEST(AlignedBuffer, IdleMemoryStaysWithinItsBound) {
   EXPECT_LE(IdleBufferBytes(), 2 * kIdleBytesMax);
 }
 
+TEST(AlignedBuffer, ALargeBufferDisplacesSmallerIdleOnes) {
+  // Fill the idle list with small buffers, then return a big one: it is
+  // kept (smaller ones make room), so the next big request reuses it.
+  const size_t small = 2 << 20;
+  const size_t big = 18 << 20;
+  {
+    std::vector<AlignedBuffer> held;
+    for (size_t i = 0; i < kIdleBytesMax / small + 2; ++i) held.emplace_back(small);
+  }
+  char* first;
+  {
+    AlignedBuffer b(big);
+    first = b.data();
+  }
+  AlignedBuffer again(big);
+  EXPECT_EQ(again.data(), first);
+}
+
 TEST(StringBuffer, IsEmptyWithTheCapacityAskedForAndIsReused) {
   std::string s = TakeStringBuffer(4 << 20);
   EXPECT_TRUE(s.empty());
