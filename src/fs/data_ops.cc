@@ -241,8 +241,6 @@ FsResult<ReadResult> FileSystemImpl::ReadData(const Credentials& cred, Ino ino, 
     size = r->size;
     result = ReadLocked(ino, *r, offset, std::min(length, kMaxReadBytes), &extents);
     if (!result.ok()) return result;
-    // Bytes in a segment: before anything (atime) changes.
-    if (!may_wait && !extents.empty()) return FsError{EWOULDBLOCK};
     struct timespec now = NowTimespec();
     if (AtimeNeedsUpdate(*r, now)) {
       if (DirtyFile* f = FindDirty(ino)) {
@@ -259,7 +257,10 @@ FsResult<ReadResult> FileSystemImpl::ReadData(const Credentials& cred, Ino ino, 
   }
   // Segment reads run without the inode lock, so readers of one file (and
   // its writers) do not wait for each other's requests.
+  // Without `may_wait`, only what the local cache holds: a refused read
+  // may have moved atime, as the read it is retried as does anyway.
   if (!extents.empty()) {
+    BucketReadsRefused cache_only(!may_wait);
     FsStatus s = ReadExtents(extents, result->data.data());
     if (!s.ok()) return s;
   }
@@ -349,9 +350,9 @@ FsResult<WriteResult> FileSystemImpl::WritePiece(const Credentials& cred, Ino in
       lock.emplace(locks_, ino, InodeLocks::TryTag{});
       if (!lock->held()) return FsError{EWOULDBLOCK};
     }
-    // Refused segment reads fail while the touched chunks are loaded,
-    // before anything a reader sees has changed.
-    SegmentReadsRefused no_segment_reads(!may_wait);
+    // Segment bytes the cache lacks fail the loading of the touched
+    // chunks, before anything a reader sees has changed.
+    BucketReadsRefused cache_only(!may_wait);
     FsResult<InodeRecord> r = LoadInode(ino);
     if (!r.ok()) return r.status();
     if (r->is_dir()) return FsError{EISDIR};

@@ -382,8 +382,9 @@ class FileSystem {
   // hand the request to a thread than stall: they never wait, failing with
   // EWOULDBLOCK instead when the call would have to wait for the file's
   // lock, for room in the write-back buffer, or on the bucket (bytes that
-  // are neither in memory nor inline in the metadata store). A refused
-  // call changes nothing a reader can see; ask Read()/Write() then.
+  // are neither in memory, inline in the metadata store, nor in the local
+  // cache). A refused call changes no data (a refused read may have moved
+  // atime, as the Read() it is retried as would); ask Read()/Write() then.
   // Otherwise exactly as those two.
   virtual FsResult<ReadResult> TryRead(const Credentials& cred, Ino ino, uint64_t offset,
                                        uint32_t length, uint64_t handle) = 0;

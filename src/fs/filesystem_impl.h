@@ -316,18 +316,22 @@ class FileSystemImpl final : public FileSystem {
   // `txn` when given, else in a batch of its own before returning).
   FsStatus PutSegment(SegmentBuilder& builder, Txn* txn);
   // Fills the reads from their segments, one read per run of adjacent
-  // extents of a segment. EWOULDBLOCK, reading nothing, on a thread inside
-  // a SegmentReadsRefused scope.
+  // extents of a segment. On a thread inside a BucketReadsRefused scope
+  // only the local cache is read: EWOULDBLOCK when it lacks any of the
+  // bytes (some may have been copied into the buffer by then).
   FsStatus ReadExtents(std::vector<ExtentRead>& reads, char* buffer);
-  // While one lives, segment reads on its thread are refused: a TryWrite()
-  // reaches them deep in the write-back code (loading a chunk it changes
-  // in part), and must give up there rather than wait on the bucket.
-  class SegmentReadsRefused {
+  // While one lives, segment reads on its thread take only what the local
+  // cache holds: a TryWrite() reaches them deep in the write-back code
+  // (loading a chunk it changes in part), and must give up there rather
+  // than wait on the bucket.
+  class BucketReadsRefused {
    public:
-    SegmentReadsRefused(bool refuse) : previous_(refused_) { refused_ = refused_ || refuse; }
-    ~SegmentReadsRefused() { refused_ = previous_; }
-    SegmentReadsRefused(const SegmentReadsRefused&) = delete;
-    SegmentReadsRefused& operator=(const SegmentReadsRefused&) = delete;
+    explicit BucketReadsRefused(bool refuse) : previous_(refused_) {
+      refused_ = refused_ || refuse;
+    }
+    ~BucketReadsRefused() { refused_ = previous_; }
+    BucketReadsRefused(const BucketReadsRefused&) = delete;
+    BucketReadsRefused& operator=(const BucketReadsRefused&) = delete;
     static bool active() { return refused_; }
 
    private:

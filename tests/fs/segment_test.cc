@@ -767,8 +767,16 @@ TEST_F(GatedHeldTest, TryCallsNeverWaitOnTheBucket) {
   const std::string a = Pattern(4096, 32);
   WriteAt(f, 5 * kChunkSize + 100, a);  // chunk 5 is in memory now
   data.replace(5 * kChunkSize + 100, a.size(), a);
+  EXPECT_TRUE(ReadAt(f, 20 * kChunkSize, 4096) == data.substr(20 * kChunkSize, 4096));  // cached
   gated_->SetOpen(false);
   const auto start = std::chrono::steady_clock::now();
+  // In the local cache: read, and changed in part.
+  auto cached = fs_->TryRead(Root(), f, 20 * kChunkSize + 8, 1000, 0);
+  ASSERT_FS_OK(cached);
+  EXPECT_TRUE(cached->data == data.substr(20 * kChunkSize + 8, 1000));
+  const std::string e = Pattern(300, 38);
+  ASSERT_FS_OK(fs_->TryWrite(Root(), f, 20 * kChunkSize + 50, e, 0));
+  data.replace(20 * kChunkSize + 50, e.size(), e);
   auto in_memory = fs_->TryRead(Root(), f, 5 * kChunkSize, kChunkSize, 0);
   ASSERT_FS_OK(in_memory);
   EXPECT_TRUE(in_memory->data == data.substr(5 * kChunkSize, kChunkSize));
