@@ -406,7 +406,7 @@ target_seq() {
   local w; dd_time w "$src" "$MNT/seq.bin" conv=fsync
   scrape "$WORK/$tag/m1"
   stop_server
-  drop_page_cache "$BUCKET_DIR"
+  drop_page_cache "${BUCKET_DIR:-}"
   start_server "$store" "$tag"
   scrape "$WORK/$tag/m2"
   log "seq/$store: cold read"
@@ -480,7 +480,7 @@ target_rand() {
   log "rand/$store: writing $(human $bytes)"
   "$IO" fill "$MNT/rand.bin" --bytes "$bytes" --seed 22 > /dev/null || die "fill through FUSE failed"
   stop_server
-  drop_page_cache "$BUCKET_DIR"
+  drop_page_cache "${BUCKET_DIR:-}"
   start_server "$store" "$tag"
   stat "$MNT/rand.bin" > /dev/null
   scrape "$WORK/$tag/m0"

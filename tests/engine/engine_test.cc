@@ -97,25 +97,39 @@ TEST(Engine, IdleEngineMakesNoRequests) {
   EXPECT_EQ(counting->Snapshot().total_requests(), before);
 }
 
-TEST(Engine, ConcurrentSyncsAreGrouped) {
+// An engine that uploads only when synced, over a store counting requests.
+struct SyncOnlyEngine {
   TempDir dir;
-  auto counting = std::make_shared<CountingStore>(std::make_shared<MemoryStore>());
-  auto options = TestEngineOptions(counting, dir.Sub("cache"));
-  options.flush_interval = std::chrono::hours(1);
-  auto engine = Engine::Open(options);
-  ASSERT_TRUE(engine.ok());
-  uint64_t before = counting->Snapshot().requests[int(OpKind::kPutIfAbsent)];
+  std::shared_ptr<CountingStore> counting =
+      std::make_shared<CountingStore>(std::make_shared<MemoryStore>());
+  std::unique_ptr<Engine> engine;
+
+  SyncOnlyEngine() {
+    auto options = TestEngineOptions(counting, dir.Sub("cache"));
+    options.flush_interval = std::chrono::hours(1);
+    auto opened = Engine::Open(options);
+    EXPECT_TRUE(opened.ok());
+    if (opened.ok()) engine = std::move(*opened);
+  }
+  // WAL parts (and other put-if-absent objects) uploaded so far.
+  uint64_t Parts() { return counting->Snapshot().requests[int(OpKind::kPutIfAbsent)]; }
+};
+
+TEST(Engine, ConcurrentSyncsAreGrouped) {
+  SyncOnlyEngine e;
+  ASSERT_NE(e.engine, nullptr);
+  const uint64_t before = e.Parts();
   std::vector<std::thread> threads;
   for (int t = 0; t < 8; ++t) {
     threads.emplace_back([&, t] {
       for (int i = 0; i < 20; ++i) {
-        Put(**engine, "meta", std::to_string(t) + "-" + std::to_string(i), "v");
-        ASSERT_TRUE((*engine)->Sync().ok());
+        Put(*e.engine, "meta", std::to_string(t) + "-" + std::to_string(i), "v");
+        ASSERT_TRUE(e.engine->Sync().ok());
       }
     });
   }
   for (auto& t : threads) t.join();
-  uint64_t parts = counting->Snapshot().requests[int(OpKind::kPutIfAbsent)] - before;
+  const uint64_t parts = e.Parts() - before;
   EXPECT_LE(parts, 160u);  // never more than one per Sync call
   EXPECT_GT(parts, 0u);
 }
@@ -125,20 +139,16 @@ TEST(Engine, ConcurrentSyncsAreGrouped) {
 // to half as fast under stress-ng (docs/benchmarks.md); the loop's watchdog
 // hands a long sync on instead.
 TEST(Engine, SyncGivesNoBlockingHint) {
-  TempDir dir;
-  auto counting = std::make_shared<CountingStore>(std::make_shared<MemoryStore>());
-  auto options = TestEngineOptions(counting, dir.Sub("cache"));
-  options.flush_interval = std::chrono::hours(1);
-  auto engine = Engine::Open(options);
-  ASSERT_TRUE(engine.ok());
+  SyncOnlyEngine e;
+  ASSERT_NE(e.engine, nullptr);
   int hints = 0;
   BlockingHint::Listen([](void* arg) { ++*static_cast<int*>(arg); }, &hints);
-  const uint64_t before = counting->Snapshot().requests[int(OpKind::kPutIfAbsent)];
-  Put(**engine, "meta", "k", "v");
-  ASSERT_TRUE((*engine)->Sync().ok());
+  const uint64_t before = e.Parts();
+  Put(*e.engine, "meta", "k", "v");
+  ASSERT_TRUE(e.engine->Sync().ok());
   BlockingHint::Listen(nullptr, nullptr);
   // The sync did wait for the bucket (a WAL part went up), and said nothing.
-  EXPECT_GT(counting->Snapshot().requests[int(OpKind::kPutIfAbsent)], before);
+  EXPECT_GT(e.Parts(), before);
   EXPECT_EQ(hints, 0);
 }
 
