@@ -93,6 +93,11 @@ Result<size_t> DataObjects::Read(uint64_t id, uint64_t size, uint64_t offset, si
   return cache_.Read(Key(id), size, offset, n, out);
 }
 
+Result<std::optional<size_t>> DataObjects::ReadCached(uint64_t id, uint64_t size,
+                                                      uint64_t offset, size_t n, char* out) {
+  return cache_.ReadCached(Key(id), size, offset, n, out);
+}
+
 Status DataObjects::Prefetch(uint64_t id, uint64_t size, uint64_t offset, size_t n) {
   return cache_.Prefetch(Key(id), size, offset, n);
 }

@@ -58,6 +58,10 @@ class DataObjects {
   Status Put(uint64_t id, std::string_view body);
   // Reads [offset, offset + n) of object `id` whose size is `size`.
   Result<size_t> Read(uint64_t id, uint64_t size, uint64_t offset, size_t n, char* out);
+  // Read() of what the local cache holds already: nullopt, nothing read or
+  // fetched, when the bytes would have to come from the bucket.
+  Result<std::optional<size_t>> ReadCached(uint64_t id, uint64_t size, uint64_t offset, size_t n,
+                                           char* out);
   Status Prefetch(uint64_t id, uint64_t size, uint64_t offset, size_t n);
   // Deletes the objects unless this writer is fenced.
   Status Delete(const std::vector<uint64_t>& ids);

@@ -282,6 +282,35 @@ Result<size_t> DiskCache::Read(const std::string& key, uint64_t size, uint64_t o
                     /*wait=*/true, &requests);
   (requests == 0 ? hits_ : misses_).fetch_add(1, std::memory_order_relaxed);
   PAIL_RETURN_IF_ERROR(s);
+  return ReadPinned(pin, key, offset, n, out);
+}
+
+Result<std::optional<size_t>> DiskCache::ReadCached(const std::string& key, uint64_t size,
+                                                    uint64_t offset, size_t n, char* out) {
+  if (offset >= size || n == 0) return std::optional<size_t>(0);
+  {
+    // Not even an entry: nothing to read, and no file to make for it.
+    MutexLock lock(&mu_);
+    if (entries_.count(key) == 0) return std::optional<size_t>();
+  }
+  PAIL_ASSIGN_OR_RETURN(Pin pin, Acquire(key, size));
+  const uint64_t object_size = pin.entry().size;
+  if (offset >= object_size) return std::optional<size_t>(0);
+  n = static_cast<size_t>(std::min<uint64_t>(n, object_size - offset));
+  {
+    Entry& e = pin.entry();
+    MutexLock el(&e.mu);
+    for (uint64_t x = offset / kCacheExtentBytes; x <= (offset + n - 1) / kCacheExtentBytes; ++x) {
+      if (e.extents[x] != kPresent) return std::optional<size_t>();
+    }
+  }
+  hits_.fetch_add(1, std::memory_order_relaxed);
+  PAIL_ASSIGN_OR_RETURN(size_t got, ReadPinned(pin, key, offset, n, out));
+  return std::optional<size_t>(got);
+}
+
+Result<size_t> DiskCache::ReadPinned(const Pin& pin, const std::string& key, uint64_t offset,
+                                     size_t n, char* out) {
   // The pin keeps these extents and this descriptor until we are done.
   size_t done = 0;
   while (done < n) {

@@ -60,6 +60,7 @@
 #include <cstdint>
 #include <list>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -90,6 +91,11 @@ class DiskCache {
   // Reads [offset, offset+n) of `key` (whose size is `size`) into `out`,
   // fetching what the cache lacks. Returns the bytes read (short at the end).
   Result<size_t> Read(const std::string& key, uint64_t size, uint64_t offset, size_t n, char* out);
+  // Read() of bytes already here, for a caller that must not wait on the
+  // bucket: nullopt, having read and fetched nothing, when any of them is
+  // absent or still being fetched. A hit counts as one.
+  Result<std::optional<size_t>> ReadCached(const std::string& key, uint64_t size, uint64_t offset,
+                                           size_t n, char* out);
 
   // Fetches the absent extents of [offset, offset+n) of `key`, skipping
   // those present or being fetched, and copies nothing out: read-ahead, run
@@ -165,6 +171,10 @@ class DiskCache {
   // with `wait`, also waits for the extents others are fetching (Read),
   // without, leaves those to them (Prefetch). Counts its GETs in *requests.
   Status Ensure(Pin& pin, uint64_t first, uint64_t last, bool wait, int* requests);
+  // Copies [offset, offset + n) out of the pinned entry's file, whose
+  // extents there are present.
+  Result<size_t> ReadPinned(const Pin& pin, const std::string& key, uint64_t offset, size_t n,
+                            char* out);
   // One ranged GET of extents [first, last], written to the pinned file.
   Status Fetch(const Pin& pin, uint64_t first, uint64_t last);
   static uint64_t ExtentLength(const Entry& e, uint64_t extent);

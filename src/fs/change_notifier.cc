@@ -113,6 +113,16 @@ class ChangeNotifier final : public FileSystem {
     if (r.ok()) Report([&] { listener_.InodeChanged(ino, true); });
     return r;
   }
+  FsResult<ReadResult> TryRead(const Credentials& cred, Ino ino, uint64_t offset,
+                               uint32_t length, uint64_t handle) override {
+    return fs_.TryRead(cred, ino, offset, length, handle);
+  }
+  FsResult<WriteResult> TryWrite(const Credentials& cred, Ino ino, uint64_t offset,
+                                 std::string_view data, uint64_t handle) override {
+    FsResult<WriteResult> r = fs_.TryWrite(cred, ino, offset, data, handle);
+    if (r.ok()) Report([&] { listener_.InodeChanged(ino, true); });
+    return r;
+  }
   FsResult<Attr> PunchHole(const Credentials& cred, Ino ino, uint64_t offset,
                            uint64_t length) override {
     FsResult<Attr> r = fs_.PunchHole(cred, ino, offset, length);

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <initializer_list>
+#include <optional>
 
 #include <spdlog/spdlog.h>
 
@@ -202,6 +204,16 @@ FsResult<ReadResult> FileSystemImpl::ReadLocked(Ino ino, const InodeRecord& r, u
 
 FsResult<ReadResult> FileSystemImpl::Read(const Credentials& cred, Ino ino, uint64_t offset,
                                           uint32_t length, uint64_t handle) {
+  return ReadData(cred, ino, offset, length, handle, /*may_wait=*/true);
+}
+
+FsResult<ReadResult> FileSystemImpl::TryRead(const Credentials& cred, Ino ino, uint64_t offset,
+                                             uint32_t length, uint64_t handle) {
+  return ReadData(cred, ino, offset, length, handle, /*may_wait=*/false);
+}
+
+FsResult<ReadResult> FileSystemImpl::ReadData(const Credentials& cred, Ino ino, uint64_t offset,
+                                              uint32_t length, uint64_t handle, bool may_wait) {
   if (handle != 0) {
     MutexLock g(&handles_mu_);
     auto it = handles_.find(handle);
@@ -224,7 +236,13 @@ FsResult<ReadResult> FileSystemImpl::Read(const Credentials& cred, Ino ino, uint
     }
   } hold{this, {}};
   {
-    InodeLocks lock(locks_, {ino});
+    std::optional<InodeLocks> lock;
+    if (may_wait) {
+      lock.emplace(locks_, std::initializer_list<Ino>{ino});
+    } else {
+      lock.emplace(locks_, ino, InodeLocks::TryTag{});
+      if (!lock->held()) return FsError{EWOULDBLOCK};
+    }
     FsResult<InodeRecord> r = LoadInode(ino);
     if (!r.ok()) return r.status();
     if (r->is_dir()) return FsError{EISDIR};
@@ -258,7 +276,10 @@ FsResult<ReadResult> FileSystemImpl::Read(const Credentials& cred, Ino ino, uint
   }
   // Segment reads run without the inode lock, so readers of one file (and
   // its writers) do not wait for each other's requests.
+  // Without `may_wait`, only what the local cache holds: a refused read
+  // may have moved atime, as the read it is retried as does anyway.
   if (!extents.empty()) {
+    BucketReadsRefused cache_only(!may_wait);
     FsStatus s = ReadExtents(extents, result->data.data());
     if (!s.ok()) return s;
   }
@@ -268,6 +289,18 @@ FsResult<ReadResult> FileSystemImpl::Read(const Credentials& cred, Ino ino, uint
 
 FsResult<WriteResult> FileSystemImpl::Write(const Credentials& cred, Ino ino, uint64_t offset,
                                             std::string_view data, uint64_t handle) {
+  return WriteData(cred, ino, offset, data, handle, /*may_wait=*/true);
+}
+
+FsResult<WriteResult> FileSystemImpl::TryWrite(const Credentials& cred, Ino ino,
+                                               uint64_t offset, std::string_view data,
+                                               uint64_t handle) {
+  return WriteData(cred, ino, offset, data, handle, /*may_wait=*/false);
+}
+
+FsResult<WriteResult> FileSystemImpl::WriteData(const Credentials& cred, Ino ino,
+                                                uint64_t offset, std::string_view data,
+                                                uint64_t handle, bool may_wait) {
   bool append = false;
   if (handle != 0) {
     MutexLock g(&handles_mu_);
@@ -283,12 +316,15 @@ FsResult<WriteResult> FileSystemImpl::Write(const Credentials& cred, Ino ino, ui
   // so one request cannot hold more than a piece of unflushed data.
   const size_t piece_bytes =
       std::min(kWritePieceBytes, std::max<size_t>(kChunkSize, options_.write_back_file_bytes));
+  // A refused later piece could not take back the earlier ones.
+  if (!may_wait && data.size() > piece_bytes) return FsError{EWOULDBLOCK};
   WriteResult total;
   size_t done = 0;
   do {
     size_t n = std::min(piece_bytes, data.size() - done);
     FsResult<WriteResult> piece =
-        WritePiece(cred, ino, append ? 0 : offset + done, data.substr(done, n), append, handle != 0);
+        WritePiece(cred, ino, append ? 0 : offset + done, data.substr(done, n), append,
+                   handle != 0, may_wait);
     if (!piece.ok()) {
       if (done > 0) return total;  // a short write, as POSIX allows
       return piece;
@@ -302,7 +338,7 @@ FsResult<WriteResult> FileSystemImpl::Write(const Credentials& cred, Ino ino, ui
 
 FsResult<WriteResult> FileSystemImpl::WritePiece(const Credentials& cred, Ino ino, uint64_t offset,
                                                  std::string_view data, bool append,
-                                                 bool has_handle) {
+                                                 bool has_handle, bool may_wait) {
   // A fenced engine takes no more writes; buffering them would only grow
   // memory that can never be flushed.
   if (engine_.fenced()) return FsError{EROFS};
@@ -311,7 +347,7 @@ FsResult<WriteResult> FileSystemImpl::WritePiece(const Credentials& cred, Ino in
   // can touch (loaded whole, then grown), wherever an append lands.
   const int64_t bound =
       data.empty() ? 0 : static_cast<int64_t>((data.size() / kChunkSize + 2) * kChunkSize);
-  FsStatus reserved = ReserveMemory(bound);
+  FsStatus reserved = may_wait ? ReserveMemory(bound) : TryReserveMemory(bound);
   if (!reserved.ok()) return reserved;
   struct Release {
     FileSystemImpl* fs;
@@ -319,12 +355,23 @@ FsResult<WriteResult> FileSystemImpl::WritePiece(const Credentials& cred, Ino in
     ~Release() { fs->ReleaseMemory(bytes); }
   } release{this, bound};
   // An append's chunks are known only under the lock; it reads them there.
+  // A write that may not wait reads nothing: it is refused (below) when it
+  // would need a chunk's old bytes from a segment.
   std::vector<ChunkPrefetch> prefetched;
-  if (!append) prefetched = PrefetchChunks(ino, offset, data.size());
+  if (!append && may_wait) prefetched = PrefetchChunks(ino, offset, data.size());
   WriteResult result;
   bool upload = false;
   {
-    InodeLocks lock(locks_, {ino});
+    std::optional<InodeLocks> lock;
+    if (may_wait) {
+      lock.emplace(locks_, std::initializer_list<Ino>{ino});
+    } else {
+      lock.emplace(locks_, ino, InodeLocks::TryTag{});
+      if (!lock->held()) return FsError{EWOULDBLOCK};
+    }
+    // Segment bytes the cache lacks fail the loading of the touched
+    // chunks, before anything a reader sees has changed.
+    BucketReadsRefused cache_only(!may_wait);
     FsResult<InodeRecord> r = LoadInode(ino);
     if (!r.ok()) return r.status();
     if (r->is_dir()) return FsError{EISDIR};

@@ -378,6 +378,18 @@ class FileSystem {
   // A handle opened with O_APPEND writes at the end of the file.
   virtual FsResult<WriteResult> Write(const Credentials& cred, Ino ino, uint64_t offset,
                                       std::string_view data, uint64_t handle = 0) = 0;
+  // Read() and Write() for a caller on an event loop, which would rather
+  // hand the request to a thread than stall: they never wait, failing with
+  // EWOULDBLOCK instead when the call would have to wait for the file's
+  // lock, for room in the write-back buffer, or on the bucket (bytes that
+  // are neither in memory, inline in the metadata store, nor in the local
+  // cache). A refused call changes no data (a refused read may have moved
+  // atime, as the Read() it is retried as would); ask Read()/Write() then.
+  // Otherwise exactly as those two.
+  virtual FsResult<ReadResult> TryRead(const Credentials& cred, Ino ino, uint64_t offset,
+                                       uint32_t length, uint64_t handle) = 0;
+  virtual FsResult<WriteResult> TryWrite(const Credentials& cred, Ino ino, uint64_t offset,
+                                         std::string_view data, uint64_t handle) = 0;
   // Makes [offset, offset + length) read as zeros and frees its storage, as
   // fallocate(PUNCH_HOLE | KEEP_SIZE): the size never changes and the part
   // of the range past the end is ignored. Needs write access (the owner

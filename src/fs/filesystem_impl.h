@@ -173,6 +173,10 @@ class FileSystemImpl final : public FileSystem {
                             uint64_t handle) override;
   FsResult<WriteResult> Write(const Credentials& cred, Ino ino, uint64_t offset,
                               std::string_view data, uint64_t handle) override;
+  FsResult<ReadResult> TryRead(const Credentials& cred, Ino ino, uint64_t offset,
+                               uint32_t length, uint64_t handle) override;
+  FsResult<WriteResult> TryWrite(const Credentials& cred, Ino ino, uint64_t offset,
+                                 std::string_view data, uint64_t handle) override;
   FsStatus Fsync(const Credentials& cred, Ino ino) override;
   FsResult<Attr> PunchHole(const Credentials& cred, Ino ino, uint64_t offset,
                            uint64_t length) override;
@@ -294,6 +298,8 @@ class FileSystemImpl final : public FileSystem {
   // memory cannot come free), EROFS when fenced. Call with no inode lock
   // held: the flusher needs those locks.
   FsStatus ReserveMemory(int64_t bytes) EXCLUDES(dirty_mu_, maint_mu_);
+  // ReserveMemory() that never waits: EWOULDBLOCK when the bytes do not fit now.
+  FsStatus TryReserveMemory(int64_t bytes) EXCLUDES(dirty_mu_);
   void ReleaseMemory(int64_t bytes) EXCLUDES(dirty_mu_);
   uint64_t NextChunkVersion() { return chunk_version_.fetch_add(1) + 1; }
 
@@ -310,8 +316,28 @@ class FileSystemImpl final : public FileSystem {
   // `txn` when given, else in a batch of its own before returning).
   FsStatus PutSegment(SegmentBuilder& builder, Txn* txn);
   // Fills the reads from their segments, one read per run of adjacent
-  // extents of a segment.
+  // extents of a segment. On a thread inside a BucketReadsRefused scope
+  // only the local cache is read: EWOULDBLOCK when it lacks any of the
+  // bytes (some may have been copied into the buffer by then).
   FsStatus ReadExtents(std::vector<ExtentRead>& reads, char* buffer);
+  // While one lives, segment reads on its thread take only what the local
+  // cache holds: a TryWrite() reaches them deep in the write-back code
+  // (loading a chunk it changes in part), and must give up there rather
+  // than wait on the bucket.
+  class BucketReadsRefused {
+   public:
+    explicit BucketReadsRefused(bool refuse) : previous_(refused_) {
+      refused_ = refused_ || refuse;
+    }
+    ~BucketReadsRefused() { refused_ = previous_; }
+    BucketReadsRefused(const BucketReadsRefused&) = delete;
+    BucketReadsRefused& operator=(const BucketReadsRefused&) = delete;
+    static bool active() { return refused_; }
+
+   private:
+    static thread_local inline bool refused_ = false;
+    bool previous_;
+  };
   // The bytes of a stored chunk value (inline or extent) into `out`.
   FsStatus LoadChunkBytes(const StoredChunk& chunk, std::string* out);
   // The whole plain bytes of an extent into `out`.
@@ -339,9 +365,15 @@ class FileSystemImpl final : public FileSystem {
       EXCLUDES(readahead_mu_);
 
   // ---- data (data_ops.cc, attr_ops.cc)
+  // Read() and Write(); without `may_wait` as TryRead() and TryWrite().
+  FsResult<ReadResult> ReadData(const Credentials& cred, Ino ino, uint64_t offset,
+                                uint32_t length, uint64_t handle, bool may_wait);
+  FsResult<WriteResult> WriteData(const Credentials& cred, Ino ino, uint64_t offset,
+                                  std::string_view data, uint64_t handle, bool may_wait);
   // Write() for at most one piece; `offset` is ignored when appending.
   FsResult<WriteResult> WritePiece(const Credentials& cred, Ino ino, uint64_t offset,
-                                   std::string_view data, bool append, bool has_handle);
+                                   std::string_view data, bool append, bool has_handle,
+                                   bool may_wait);
   // Copies what memory and inline values hold into the result and lists
   // the segment extents still to be read.
   FsResult<ReadResult> ReadLocked(Ino ino, const InodeRecord& r, uint64_t offset,

@@ -53,6 +53,15 @@ class InodeLocks {
     }
     LockSorted();
   }
+  // One inode's slot if it is free now, else nothing (held() false): for
+  // the calls that must not wait (FileSystem::TryRead/TryWrite). Waiting
+  // on no other slot, it cannot join a cycle.
+  struct TryTag {};
+  InodeLocks(LockTable& table, Ino ino, TryTag) NO_THREAD_SAFETY_ANALYSIS : table_(table) {
+    size_t slot = table.SlotOf(ino);
+    if (table.slot(slot).TryLock()) slots_.push_back(slot);
+  }
+  bool held() const { return !slots_.empty(); }
   ~InodeLocks() NO_THREAD_SAFETY_ANALYSIS {
     for (auto it = slots_.rbegin(); it != slots_.rend(); ++it) table_.slot(*it).Unlock();
   }

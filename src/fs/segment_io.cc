@@ -175,8 +175,16 @@ FsStatus FileSystemImpl::ReadExtents(std::vector<ExtentRead>& reads, char* out) 
     FsResult<uint64_t> size = SegmentSize(segment);
     if (!size.ok()) return size.status();
     buffer.resize(run_end - run_start);
-    Result<size_t> n =
-        engine_.data_objects().Read(segment, *size, run_start, buffer.size(), buffer.data());
+    Result<size_t> n = size_t{0};
+    if (BucketReadsRefused::active()) {
+      Result<std::optional<size_t>> cached = engine_.data_objects().ReadCached(
+          segment, *size, run_start, buffer.size(), buffer.data());
+      if (!cached.ok()) return EngineError(cached.status());
+      if (!cached->has_value()) return FsError{EWOULDBLOCK};
+      n = **cached;
+    } else {
+      n = engine_.data_objects().Read(segment, *size, run_start, buffer.size(), buffer.data());
+    }
     if (!n.ok()) return EngineError(n.status());
     if (*n != buffer.size()) {
       spdlog::error("fs: segment {:016x} is shorter than its extents", segment);

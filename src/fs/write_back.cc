@@ -149,6 +149,17 @@ FsStatus FileSystemImpl::ReserveMemory(int64_t bytes) {
   }
 }
 
+FsStatus FileSystemImpl::TryReserveMemory(int64_t bytes) {
+  if (bytes == 0) return {};
+  const int64_t limit = static_cast<int64_t>(options_.write_back_bytes);
+  MutexLock g(&dirty_mu_);
+  const int64_t taken = dirty_memory_.load() + reserved_memory_;
+  // The same admission as ReserveMemory's, minus the waiting.
+  if (taken + bytes > limit && taken != 0) return FsError{EWOULDBLOCK};
+  reserved_memory_ += bytes;
+  return {};
+}
+
 void FileSystemImpl::ReleaseMemory(int64_t bytes) {
   if (bytes == 0) return;
   MutexLock g(&dirty_mu_);

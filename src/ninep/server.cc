@@ -36,16 +36,20 @@ uint32_t LoadU32(const char* p) {
 // (the core's key-value store, in memory or its local cache), so they take
 // tens of microseconds; handing each to a worker would cost two thread
 // switches more than the work, and on a loaded machine (a VM guest's
-// emulator sharing the cores) each switch can cost as much again. Reads,
-// writes, fsync and readdir may wait on the bucket or on write-back, and
-// always go to the workers, as does anything arriving while another
-// request of the connection is still running.
+// emulator sharing the cores) each switch can cost as much again. Reads
+// and writes may wait on the bucket, on write-back memory or on a file's
+// lock held across an upload: they run here only as far as
+// Session::TryHandle finds they need not wait (bytes in memory, room in
+// the buffer, the lock free), and go to a worker otherwise. Fsync and
+// readdir always go to the workers, as does anything arriving while
+// another request of the connection is still running.
 bool RunsInline(uint8_t type) {
   switch (type) {
     case kTwalk: case kTgetattr: case kTclunk: case kTlopen: case kTlcreate: case kTmkdir:
     case kTunlinkat: case kTremove: case kTstatfs: case kTsetattr: case kTreadlink:
     case kTsymlink: case kTmknod: case kTlink: case kTrename: case kTrenameat:
     case kTxattrwalk: case kTxattrcreate: case kTlock: case kTgetlock:
+    case kTread: case kTwrite:
       return true;
     default:
       return false;
@@ -87,8 +91,10 @@ struct NinepServer::Impl {
 // One client connection.
 //
 // Reading and framing run on the connection's strand; requests run on the
-// workers, except a metadata-only one arriving while the connection has
-// nothing else in flight, which runs right there (RunsInline). A worker that finishes a request sends its reply itself, with
+// workers, except one arriving while the connection has nothing else in
+// flight that is metadata-only, or a read or write that need not wait,
+// which runs right there (RunsInline). A worker that finishes a request
+// sends its reply itself, with
 // one non-blocking send, when nothing else is queued or being written (one
 // thread hop per request instead of two); a reply that does not go out
 // whole joins the queue, which the strand writes with Asio. mu_ guards the
@@ -224,10 +230,13 @@ class Connection : public std::enable_shared_from_this<Connection> {
     }
     if (run_here) {
       // On the strand: nothing else of this connection runs, and a Tflush
-      // of this tag cannot be read before the reply is out.
-      std::string reply = session_.Handle(message);
-      Finish(tag, message.size(), std::move(reply));
-      return true;
+      // of this tag cannot be read before the reply is out. A request that
+      // would wait did nothing and goes to a worker like any other.
+      std::optional<std::string> reply = session_.TryHandle(message);
+      if (reply) {
+        Finish(tag, message.size(), std::move(*reply));
+        return true;
+      }
     }
     asio::post(*server_->workers, [self = shared_from_this(), pending, tag,
                                    message = std::move(message)] {

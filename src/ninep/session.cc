@@ -100,19 +100,29 @@ std::string_view MessageName(uint8_t type) {
 }  // namespace
 
 std::string Session::Handle(std::string_view request) {
+  return *Run(request, /*may_wait=*/true);
+}
+
+std::optional<std::string> Session::TryHandle(std::string_view request) {
+  return Run(request, /*may_wait=*/false);
+}
+
+std::optional<std::string> Session::Run(std::string_view request, bool may_wait) {
   WireReader r(request);
   r.U32();  // size: the transport framed the message by it
   uint8_t type = r.U8();
   uint16_t tag = r.U16();
   if (!r.ok()) return ErrorReply(kNoTag, EINVAL);
   auto op = metrics::ProtocolMetrics::For("9p").Start(MessageName(type));
-  Reply reply = Dispatch(type, tag, r);
+  Reply reply = Dispatch(type, tag, r, may_wait);
+  // Refused: nothing happened, so nothing is counted (the retry is).
+  if (!may_wait && !reply.ok() && reply.error() == EWOULDBLOCK) return std::nullopt;
   op.Done(reply.ok() ? 0 : reply.error());
   if (!reply.ok()) return ErrorReply(tag, reply.error());
   return std::move(reply).value();
 }
 
-Session::Reply Session::Dispatch(uint8_t type, uint16_t tag, WireReader& r) {
+Session::Reply Session::Dispatch(uint8_t type, uint16_t tag, WireReader& r, bool may_wait) {
   Reply reply = FsError{EOPNOTSUPP};
   switch (type) {
     case kTversion: reply = Version(r, tag); break;
@@ -127,8 +137,8 @@ Session::Reply Session::Dispatch(uint8_t type, uint16_t tag, WireReader& r) {
     case kTremove: reply = Remove(r, tag); break;
     case kTlopen: reply = Lopen(r, tag); break;
     case kTlcreate: reply = Lcreate(r, tag); break;
-    case kTread: reply = Read(r, tag); break;
-    case kTwrite: reply = Write(r, tag); break;
+    case kTread: reply = Read(r, tag, may_wait); break;
+    case kTwrite: reply = Write(r, tag, may_wait); break;
     case kTfsync: reply = Fsync(r, tag); break;
     case kTreaddir: reply = Readdir(r, tag); break;
     case kTstatfs: reply = Statfs(r, tag); break;

@@ -10,6 +10,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -50,6 +51,12 @@ class Session {
   Session& operator=(const Session&) = delete;
 
   std::string Handle(std::string_view request);
+  // Handle() for a caller that must not wait (a transport's I/O thread):
+  // nullopt, having done nothing, when the request would have to wait on
+  // the bucket, for write-back memory or for a file's lock (Tread and
+  // Twrite, see FileSystem::TryRead); then Handle() it where waiting is
+  // fine. Other requests are simply handled: the transport picks which.
+  std::optional<std::string> TryHandle(std::string_view request);
   // The negotiated message size (max_msize until Tversion).
   uint32_t msize() const { return msize_.load(); }
 
@@ -58,8 +65,11 @@ class Session {
 
  private:
   using Reply = fs::FsResult<std::string>;
-  // Runs one message of type `type`; r is past size, type and tag.
-  Reply Dispatch(uint8_t type, uint16_t tag, WireReader& r);
+  // Handle() and TryHandle().
+  std::optional<std::string> Run(std::string_view request, bool may_wait);
+  // Runs one message of type `type`; r is past size, type and tag. Without
+  // `may_wait`, Tread and Twrite fail with EWOULDBLOCK rather than wait.
+  Reply Dispatch(uint8_t type, uint16_t tag, WireReader& r, bool may_wait);
 
   Reply Version(WireReader& r, uint16_t tag);
   Reply Attach(WireReader& r, uint16_t tag);
@@ -69,8 +79,8 @@ class Session {
   // session_io.cc
   Reply Lopen(WireReader& r, uint16_t tag);
   Reply Lcreate(WireReader& r, uint16_t tag);
-  Reply Read(WireReader& r, uint16_t tag);
-  Reply Write(WireReader& r, uint16_t tag);
+  Reply Read(WireReader& r, uint16_t tag, bool may_wait);
+  Reply Write(WireReader& r, uint16_t tag, bool may_wait);
   Reply Fsync(WireReader& r, uint16_t tag);
   Reply Readdir(WireReader& r, uint16_t tag);
   Reply Statfs(WireReader& r, uint16_t tag);

@@ -125,7 +125,7 @@ Session::Reply Session::Lcreate(WireReader& r, uint16_t tag) {
 }
 
 // Tread fid[4] offset[8] count[4] -> Rread count[4] data[count].
-Session::Reply Session::Read(WireReader& r, uint16_t tag) {
+Session::Reply Session::Read(WireReader& r, uint16_t tag, bool may_wait) {
   uint32_t fid = r.U32();
   uint64_t offset = r.U64();
   uint32_t count = std::min(r.U32(), MaxIo());
@@ -142,14 +142,15 @@ Session::Reply Session::Read(WireReader& r, uint16_t tag) {
   }
   if (state.kind != FidKind::kFile || !state.opened) return FsError{EBADF};
   NINEP_ASSIGN_OR_RETURN(fs::ReadResult data,
-                         fs_.Read(f->cred(), state.ino, offset, count, state.handle));
+                         may_wait ? fs_.Read(f->cred(), state.ino, offset, count, state.handle)
+                                  : fs_.TryRead(f->cred(), state.ino, offset, count, state.handle));
   w.U32(static_cast<uint32_t>(data.data.size()));
   w.Bytes(data.data);
   return w.Finish();
 }
 
 // Twrite fid[4] offset[8] count[4] data[count] -> Rwrite count[4].
-Session::Reply Session::Write(WireReader& r, uint16_t tag) {
+Session::Reply Session::Write(WireReader& r, uint16_t tag, bool may_wait) {
   uint32_t fid = r.U32();
   uint64_t offset = r.U64();
   uint32_t count = r.U32();
@@ -171,7 +172,8 @@ Session::Reply Session::Write(WireReader& r, uint16_t tag) {
   }
   if (state.kind != FidKind::kFile || !state.opened) return FsError{EBADF};
   NINEP_ASSIGN_OR_RETURN(fs::WriteResult written,
-                         fs_.Write(f->cred(), state.ino, offset, data, state.handle));
+                         may_wait ? fs_.Write(f->cred(), state.ino, offset, data, state.handle)
+                                  : fs_.TryWrite(f->cred(), state.ino, offset, data, state.handle));
   w.U32(written.written);
   return w.Finish();
 }

@@ -201,6 +201,39 @@ TEST(DiskCache, MissAnnouncesItsWaitBeforeFetchingAndHitDoesNot) {
   BlockingHint::Listen(nullptr, nullptr);
 }
 
+// ReadCached serves what is present and nothing else: no request, no
+// wait, no file made for an object never read.
+TEST(DiskCache, ReadCachedReadsOnlyWhatIsPresent) {
+  pail::testing::TempDir dir;
+  Stores stores;
+  const size_t kSize = 3 * kCacheExtentBytes;
+  const std::string data = Pattern(kSize, 5);
+  ASSERT_TRUE(stores.memory->Put("seg", data).ok());
+  DiskCache cache(stores.counting, dir.Sub("cache"), 64 * kCacheExtentBytes);
+  std::string buf(4096, '\0');
+  auto r = cache.ReadCached("seg", kSize, 100, buf.size(), buf.data());
+  ASSERT_TRUE(r.ok());
+  EXPECT_FALSE(r->has_value());
+  EXPECT_EQ(FileCount(dir.Sub("cache")), 0u);
+  ASSERT_TRUE(cache.Read("seg", kSize, 100, buf.size(), buf.data()).ok());  // extent 0
+  EXPECT_EQ(stores.gets(), 1u);
+  r = cache.ReadCached("seg", kSize, 200, buf.size(), buf.data());
+  ASSERT_TRUE(r.ok());
+  ASSERT_TRUE(r->has_value());
+  EXPECT_EQ(**r, buf.size());
+  EXPECT_EQ(buf, data.substr(200, buf.size()));
+  // Reaching into extent 1, which is absent: nothing.
+  r = cache.ReadCached("seg", kSize, kCacheExtentBytes - 10, 100, buf.data());
+  ASSERT_TRUE(r.ok());
+  EXPECT_FALSE(r->has_value());
+  // Past the end: nothing to read, and that is an answer.
+  r = cache.ReadCached("seg", kSize, kSize, 100, buf.data());
+  ASSERT_TRUE(r.ok());
+  ASSERT_TRUE(r->has_value());
+  EXPECT_EQ(**r, 0u);
+  EXPECT_EQ(stores.gets(), 1u);
+}
+
 TEST(DiskCache, MissingObjectIsAnErrorAndLeavesNothingBehind) {
   pail::testing::TempDir dir;
   DiskCache cache(std::make_shared<MemoryStore>(), dir.Sub("cache"), 1 << 20);

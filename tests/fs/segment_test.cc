@@ -744,5 +744,110 @@ TEST_F(GatedSegmentTest, BlockWriteIntoAStoredChunkReadsNothing) {
   ExpectFsckClean();
 }
 
+// The gated store with no background flush in the way: what a test put in
+// memory stays there.
+class GatedHeldTest : public GatedSegmentTest {
+ protected:
+  FsOptions Options() override {
+    FsOptions o = GatedSegmentTest::Options();
+    o.write_back_interval = std::chrono::seconds(600);
+    return o;
+  }
+};
+
+// TryRead and TryWrite never wait on the bucket: with every segment read
+// held back they answer at once, doing what memory and block overlays
+// allow and refusing, with nothing changed, what needs a segment's bytes.
+TEST_F(GatedHeldTest, TryCallsNeverWaitOnTheBucket) {
+  Ino f = MakeFile(kRootIno, "f");
+  std::string data = Pattern(1 << 20, 31);
+  WriteAt(f, 0, data);
+  Fsync(f);
+  Remount();
+  const std::string a = Pattern(4096, 32);
+  WriteAt(f, 5 * kChunkSize + 100, a);  // chunk 5 is in memory now
+  data.replace(5 * kChunkSize + 100, a.size(), a);
+  EXPECT_TRUE(ReadAt(f, 20 * kChunkSize, 4096) == data.substr(20 * kChunkSize, 4096));  // cached
+  gated_->SetOpen(false);
+  const auto start = std::chrono::steady_clock::now();
+  // In the local cache: read, and changed in part.
+  auto cached = fs_->TryRead(Root(), f, 20 * kChunkSize + 8, 1000, 0);
+  ASSERT_FS_OK(cached);
+  EXPECT_TRUE(cached->data == data.substr(20 * kChunkSize + 8, 1000));
+  const std::string e = Pattern(300, 38);
+  ASSERT_FS_OK(fs_->TryWrite(Root(), f, 20 * kChunkSize + 50, e, 0));
+  data.replace(20 * kChunkSize + 50, e.size(), e);
+  auto in_memory = fs_->TryRead(Root(), f, 5 * kChunkSize, kChunkSize, 0);
+  ASSERT_FS_OK(in_memory);
+  EXPECT_TRUE(in_memory->data == data.substr(5 * kChunkSize, kChunkSize));
+  const std::string b = Pattern(1000, 33);
+  auto written = fs_->TryWrite(Root(), f, 5 * kChunkSize + 50, b, 0);
+  ASSERT_FS_OK(written);
+  EXPECT_EQ(written->written, b.size());
+  data.replace(5 * kChunkSize + 50, b.size(), b);
+  // Whole blocks over a stored chunk become an overlay: nothing is read.
+  const std::string c = Pattern(kPieceBlockBytes, 34);
+  ASSERT_FS_OK(fs_->TryWrite(Root(), f, 12 * kChunkSize + kPieceBlockBytes, c, 0));
+  data.replace(12 * kChunkSize + kPieceBlockBytes, c.size(), c);
+  // Bytes only a segment holds: refused.
+  EXPECT_ERRNO(fs_->TryRead(Root(), f, 10 * kChunkSize, 4096, 0), EWOULDBLOCK);
+  EXPECT_ERRNO(fs_->TryRead(Root(), f, 12 * kChunkSize, kChunkSize, 0), EWOULDBLOCK);
+  EXPECT_ERRNO(fs_->TryWrite(Root(), f, 10 * kChunkSize + 100, Pattern(100, 35), 0), EWOULDBLOCK);
+  // Part of the overlay's chunk: its base would have to be read.
+  EXPECT_ERRNO(fs_->TryWrite(Root(), f, 12 * kChunkSize + 100, Pattern(100, 36), 0), EWOULDBLOCK);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+  EXPECT_EQ(gated_->waiting(), 0);
+  EXPECT_EQ(Stat(f).size, data.size());
+  gated_->SetOpen(true);
+  EXPECT_TRUE(ReadAt(f, 0, 1 << 20) == data);  // the refused writes left no trace
+  // What a refused call asked for, done the waiting way.
+  const std::string d = Pattern(100, 37);
+  WriteAt(f, 10 * kChunkSize + 100, d);
+  data.replace(10 * kChunkSize + 100, d.size(), d);
+  Fsync(f);
+  Remount();
+  EXPECT_TRUE(ReadAt(f, 0, 1 << 20) == data);
+  ExpectFsckClean();
+}
+
+// They give up, too, on a file whose lock another call holds while it
+// waits on the bucket (here a write reading an overlay's base).
+TEST_F(GatedHeldTest, TryCallsGiveUpOnAFileLockedAcrossABucketRead) {
+  Ino f = MakeFile(kRootIno, "f");
+  std::string data = Pattern(1 << 20, 41);
+  WriteAt(f, 0, data);
+  Fsync(f);
+  Remount();
+  const std::string a = Pattern(kPieceBlockBytes, 42), b = Pattern(4096, 43);
+  WriteAt(f, 12 * kChunkSize + kPieceBlockBytes, a);  // an overlay, nothing read
+  data.replace(12 * kChunkSize + kPieceBlockBytes, a.size(), a);
+  WriteAt(f, 5 * kChunkSize + 100, b);  // chunk 5 in memory
+  data.replace(5 * kChunkSize + 100, b.size(), b);
+  gated_->SetOpen(false);
+  const std::string c = Pattern(100, 44);
+  auto slow = std::async(std::launch::async, [&] { WriteAt(f, 12 * kChunkSize + 100, c); });
+  for (int i = 0; i < 400 && gated_->waiting() == 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  ASSERT_EQ(gated_->waiting(), 1);
+  // Chunk 5 needs no bucket, but the file is held.
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_ERRNO(fs_->TryWrite(Root(), f, 5 * kChunkSize + 100, Pattern(100, 45), 0), EWOULDBLOCK);
+  EXPECT_ERRNO(fs_->TryRead(Root(), f, 5 * kChunkSize, 100, 0), EWOULDBLOCK);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+  gated_->SetOpen(true);
+  slow.get();
+  data.replace(12 * kChunkSize + 100, c.size(), c);
+  // The lock free again, the same calls go through.
+  auto r = fs_->TryRead(Root(), f, 5 * kChunkSize, kChunkSize, 0);
+  ASSERT_FS_OK(r);
+  EXPECT_TRUE(r->data == data.substr(5 * kChunkSize, kChunkSize));
+  EXPECT_TRUE(ReadAt(f, 0, 1 << 20) == data);
+  Fsync(f);
+  Remount();
+  EXPECT_TRUE(ReadAt(f, 0, 1 << 20) == data);
+  ExpectFsckClean();
+}
+
 }  // namespace
 }  // namespace pail::fs::testing

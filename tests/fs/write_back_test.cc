@@ -2,6 +2,7 @@
 // credentials expired): memory stays bounded, and a write reported as
 // failed never reaches the bucket later.
 #include <atomic>
+#include <chrono>
 #include <map>
 #include <utility>
 
@@ -112,6 +113,40 @@ TEST_F(WriteBackFailureTest, BufferStaysBoundedAndRefusedWritesStayOut) {
       }
     }
   }
+}
+
+// A write that may not wait gives up when the buffer has no room for it,
+// changing nothing, while reads of buffered data still go through.
+TEST_F(WriteBackFailureTest, TryWriteGivesUpWhenTheBufferIsFull) {
+  constexpr int kFiles = 32;
+  std::vector<Ino> files;
+  for (int i = 0; i < kFiles; ++i) files.push_back(MakeFile(kRootIno, "f" + std::to_string(i)));
+  Ino probe = MakeFile(kRootIno, "probe");
+  flaky_->failing = true;  // nothing leaves the buffer
+  // One chunk per file, until the buffer cannot promise a one-chunk write
+  // what it may take (the chunk, loaded whole, and two more).
+  int filled = 0;
+  while (filled < kFiles && fs_->counters().write_back_bytes + 3 * kChunkSize <= kBufferBytes) {
+    WriteAt(files[filled], 0, Block(filled));
+    filled++;
+  }
+  ASSERT_LT(filled, kFiles);
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_ERRNO(fs_->TryWrite(Root(), probe, 0, Block(99), 0), EWOULDBLOCK);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+  EXPECT_EQ(Stat(probe).size, 0u);
+  auto buffered = fs_->TryRead(Root(), files[0], 0, kChunkSize, 0);
+  ASSERT_FS_OK(buffered);
+  EXPECT_TRUE(buffered->data == Block(0));
+
+  flaky_->failing = false;
+  ASSERT_TRUE(fs_->SyncAll().ok());
+  auto w = fs_->TryWrite(Root(), probe, 0, Block(99), 0);
+  ASSERT_FS_OK(w);
+  EXPECT_EQ(w->written, kChunkSize);
+  Remount();
+  EXPECT_TRUE(ReadAt(probe, 0, kChunkSize) == Block(99));
+  for (int i = 0; i < filled; ++i) EXPECT_TRUE(ReadAt(files[i], 0, kChunkSize) == Block(i)) << i;
 }
 
 }  // namespace
