@@ -51,8 +51,6 @@ ChunkExtent InMemoryExtent() {
   return e;
 }
 
-bool IsInMemory(const ChunkExtent& e) { return e.segment == UINT64_MAX && e.offset == UINT32_MAX; }
-
 uint8_t BlockMask(uint64_t from, uint64_t to) {
   uint8_t mask = 0;
   for (uint64_t k = from / kPieceBlockBytes; k < to / kPieceBlockBytes; ++k) mask |= 1u << k;
