@@ -141,7 +141,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       if (!outcome.reply.empty()) abort();
       return 0;
     }
-    CheckReply(outcome.reply, request, session.structured_replies);
+    // A READ's data goes out right behind its header.
+    CheckReply(outcome.reply + outcome.data, request, session.structured_replies);
     if (outcome.close_after) return 0;
   }
 }

@@ -243,6 +243,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
           self->closing_ = true;
         }
         self->Send(std::move(outcome.reply));
+        self->Send(std::move(outcome.data));
         if (self->paused_ && !self->Full()) {
           self->paused_ = false;
           self->ReadRequest();

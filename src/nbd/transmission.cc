@@ -194,21 +194,22 @@ Outcome Transmission::Read(const Request& request) const {
   } else {
     o.reply = SimpleReplyHeader(0, request.cookie);
   }
-  // The data goes straight behind the header: one buffer per reply, no
-  // second copy of up to 32 MiB.
-  const size_t header = o.reply.size();
-  o.reply.reserve(header + request.length);
   // The file may have shrunk since the handshake: what the client was told
-  // exists still reads, as zeros.
-  while (o.reply.size() - header < request.length) {
-    uint64_t done = o.reply.size() - header;
+  // exists still reads, as zeros. The first piece read is the reply's data
+  // as it is (normally the whole of it).
+  while (o.data.size() < request.length) {
+    const uint64_t done = o.data.size();
     auto r = fs_.Read(kRoot, session_.export_info.ino, request.offset + done,
                       static_cast<uint32_t>(request.length - done));
     if (!r.ok()) return Failed(request, r.error());
     if (r->data.empty()) break;
-    o.reply.append(r->data);
+    if (done == 0) {
+      o.data = std::move(r->data);
+    } else {
+      o.data.append(r->data);
+    }
   }
-  o.reply.resize(header + request.length, '\0');
+  o.data.resize(request.length, '\0');
   return o;
 }
 

@@ -151,6 +151,67 @@ TEST_F(NbdCoreTest, BlockStatusIsBoundedAndCoversShrunkFiles) {
   EXPECT_EQ(r.U16(), kReplyTypeNone);
 }
 
+// A READ's reply is its header in `reply` and the bytes in `data`, sent
+// right behind it: the filesystem's buffer as it is, zeros past a shrunk end.
+TEST_F(NbdCoreTest, ReadRepliesCarryTheDataApart) {
+  fs::Ino ino = MakeExport("r", 4 * fs::kChunkSize);
+  std::string bytes(3 * fs::kChunkSize, '\0');
+  for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<char>(i * 31 + 7);
+  WriteAt(ino, 0, bytes);
+  for (bool structured : {false, true}) {
+    Handshake h(*exports_);
+    if (structured) Option(kOptStructuredReply, "", h);
+    OptionOutcome o;
+    Option(kOptGo, GoData("r"), h, &o);
+    ASSERT_EQ(o, OptionOutcome::kTransmit);
+    Transmission t(*fs_, h.session());
+    Request q;
+    q.magic = kRequestMagic;
+    q.type = kCmdRead;
+    q.cookie = 9;
+    q.offset = 100;
+    q.length = 2 * fs::kChunkSize;
+    Outcome out = t.Execute(q, {});
+    EXPECT_EQ(out.data, bytes.substr(100, q.length));
+    WireReader r(out.reply);
+    if (structured) {
+      EXPECT_EQ(r.U32(), kStructuredReplyMagic);
+      EXPECT_EQ(r.U16(), kReplyFlagDone);
+      EXPECT_EQ(r.U16(), kReplyTypeOffsetData);
+      EXPECT_EQ(r.U64(), 9u);
+      EXPECT_EQ(r.U32(), 8 + q.length);
+      EXPECT_EQ(r.U64(), q.offset);
+    } else {
+      EXPECT_EQ(r.U32(), kSimpleReplyMagic);
+      EXPECT_EQ(r.U32(), 0u);
+      EXPECT_EQ(r.U64(), 9u);
+    }
+    EXPECT_TRUE(r.ok());
+    EXPECT_EQ(r.remaining(), 0u);
+    // Past the stored bytes, in the hole up to the size: zeros.
+    q.offset = 3 * fs::kChunkSize - 10;
+    q.length = fs::kChunkSize;
+    out = t.Execute(q, {});
+    EXPECT_EQ(out.data, bytes.substr(q.offset) + std::string(fs::kChunkSize - 10, '\0'));
+  }
+  fs::SetAttrRequest req;
+  req.size = 10;
+  ASSERT_TRUE(fs_->SetAttr(fs::testing::Root(), ino, req).ok());
+  Handshake h(*exports_);
+  OptionOutcome o;
+  Option(kOptGo, GoData("r"), h, &o);
+  ASSERT_EQ(o, OptionOutcome::kTransmit);
+  Session stale = h.session();
+  stale.export_info.size = 4 * fs::kChunkSize;  // what a client saw before the shrink
+  Transmission t(*fs_, stale);
+  Request q;
+  q.magic = kRequestMagic;
+  q.type = kCmdRead;
+  q.offset = 0;
+  q.length = 64;
+  EXPECT_EQ(t.Execute(q, {}).data, bytes.substr(0, 10) + std::string(54, '\0'));
+}
+
 TEST_F(NbdCoreTest, AdmissionBoundsPayloads) {
   Request q;
   q.magic = kRequestMagic;
