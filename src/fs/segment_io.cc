@@ -174,21 +174,39 @@ FsStatus FileSystemImpl::ReadExtents(std::vector<ExtentRead>& reads, char* out) 
     }
     FsResult<uint64_t> size = SegmentSize(segment);
     if (!size.ok()) return size.status();
-    buffer.resize(run_end - run_start);
+    // A run of stored extents back to back, in the segment and in `out`
+    // (a sequential read of a sequentially written file), is read straight
+    // into `out`, with no copy through `buffer`.
+    bool direct = true;
+    for (size_t k = i; k < j && direct; ++k) {
+      direct = reads[k].extent.codec == ChunkCodec::kNone &&
+               span(reads[k]).first - run_start == reads[k].dst - reads[i].dst &&
+               (k == i || span(reads[k]).first == span(reads[k - 1]).second);
+    }
+    const size_t len = run_end - run_start;
+    char* into = out + reads[i].dst;
+    if (!direct) {
+      buffer.resize(len);
+      into = buffer.data();
+    }
     Result<size_t> n = size_t{0};
     if (BucketReadsRefused::active()) {
-      Result<std::optional<size_t>> cached = engine_.data_objects().ReadCached(
-          segment, *size, run_start, buffer.size(), buffer.data());
+      Result<std::optional<size_t>> cached =
+          engine_.data_objects().ReadCached(segment, *size, run_start, len, into);
       if (!cached.ok()) return EngineError(cached.status());
       if (!cached->has_value()) return FsError{EWOULDBLOCK};
       n = **cached;
     } else {
-      n = engine_.data_objects().Read(segment, *size, run_start, buffer.size(), buffer.data());
+      n = engine_.data_objects().Read(segment, *size, run_start, len, into);
     }
     if (!n.ok()) return EngineError(n.status());
-    if (*n != buffer.size()) {
+    if (*n != len) {
       spdlog::error("fs: segment {:016x} is shorter than its extents", segment);
       return FsError{EIO};
+    }
+    if (direct) {
+      i = j;
+      continue;
     }
     for (size_t k = i; k < j; ++k) {
       const ExtentRead& r = reads[k];
