@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <initializer_list>
 #include <optional>
 
 #include <spdlog/spdlog.h>
@@ -236,13 +235,8 @@ FsResult<ReadResult> FileSystemImpl::ReadData(const Credentials& cred, Ino ino, 
     }
   } hold{this, {}};
   {
-    std::optional<InodeLocks> lock;
-    if (may_wait) {
-      lock.emplace(locks_, std::initializer_list<Ino>{ino});
-    } else {
-      lock.emplace(locks_, ino, InodeLocks::TryTag{});
-      if (!lock->held()) return FsError{EWOULDBLOCK};
-    }
+    InodeLocks lock(locks_, ino, /*wait=*/may_wait);
+    if (!lock.held()) return FsError{EWOULDBLOCK};
     FsResult<InodeRecord> r = LoadInode(ino);
     if (!r.ok()) return r.status();
     if (r->is_dir()) return FsError{EISDIR};
@@ -362,13 +356,8 @@ FsResult<WriteResult> FileSystemImpl::WritePiece(const Credentials& cred, Ino in
   WriteResult result;
   bool upload = false;
   {
-    std::optional<InodeLocks> lock;
-    if (may_wait) {
-      lock.emplace(locks_, std::initializer_list<Ino>{ino});
-    } else {
-      lock.emplace(locks_, ino, InodeLocks::TryTag{});
-      if (!lock->held()) return FsError{EWOULDBLOCK};
-    }
+    InodeLocks lock(locks_, ino, /*wait=*/may_wait);
+    if (!lock.held()) return FsError{EWOULDBLOCK};
     // Segment bytes the cache lacks fail the loading of the touched
     // chunks, before anything a reader sees has changed.
     BucketReadsRefused cache_only(!may_wait);

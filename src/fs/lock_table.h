@@ -53,13 +53,17 @@ class InodeLocks {
     }
     LockSorted();
   }
-  // One inode's slot if it is free now, else nothing (held() false): for
-  // the calls that must not wait (FileSystem::TryRead/TryWrite). Waiting
-  // on no other slot, it cannot join a cycle.
-  struct TryTag {};
-  InodeLocks(LockTable& table, Ino ino, TryTag) NO_THREAD_SAFETY_ANALYSIS : table_(table) {
-    size_t slot = table.SlotOf(ino);
-    if (table.slot(slot).TryLock()) slots_.push_back(slot);
+  // One inode's slot; without `wait` only if it is free now, else none
+  // (held() false), for the calls that must not wait (FileSystem::TryRead,
+  // TryWrite). Waiting on no other slot, a try cannot join a cycle.
+  InodeLocks(LockTable& table, Ino ino, bool wait) NO_THREAD_SAFETY_ANALYSIS : table_(table) {
+    const size_t slot = table.SlotOf(ino);
+    if (wait) {
+      table.slot(slot).Lock();
+    } else if (!table.slot(slot).TryLock()) {
+      return;
+    }
+    slots_.push_back(slot);
   }
   bool held() const { return !slots_.empty(); }
   ~InodeLocks() NO_THREAD_SAFETY_ANALYSIS {
