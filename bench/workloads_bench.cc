@@ -44,22 +44,13 @@
 #include <string>
 #include <vector>
 
+#include "workloads_shape.h"
+
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using workloads::Name6;
 
-// Shape of the directory-traversal tree: kTreeFanout subdirectories per
-// level, kTreeDepth levels, kFilesPerDir small text files in each.
-constexpr int kTreeDepth = 3;
-constexpr int kTreeFanout = 6;
-constexpr int kFilesPerDir = 3;
-// Files the metadata workload stats in turn; file i holds (i + 1) KiB.
-constexpr int kMetadataFiles = 100;
-// The data-modification file is this many blocks long, the random-read one
-// this many.
-constexpr int kModifyFileBlocks = 10;
-constexpr int kReadFileBlocks = 100;
-constexpr uint64_t kRandomSeed = 42;
+using Clock = std::chrono::steady_clock;
 
 struct Options {
   std::string dir;
@@ -73,12 +64,6 @@ struct Options {
 [[noreturn]] void Die(const std::string& what) {
   std::fprintf(stderr, "workloads_bench: %s: %s\n", what.c_str(), std::strerror(errno));
   std::exit(1);
-}
-
-std::string Name6(const char* prefix, int i, const char* suffix) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%s%06d%s", prefix, i, suffix);
-  return buf;
 }
 
 // Returns false (errno set) on any failure, the way each timed op reports.
@@ -156,15 +141,12 @@ bool Walk(const std::string& dir, size_t* entries) {
 }
 
 void BuildTree(const std::string& dir, int depth) {
-  for (int j = 0; j < kFilesPerDir; ++j) {
-    MustCreate(dir + "/file_" + std::to_string(j) + ".txt",
-               "This is file " + std::to_string(j) + " at depth " + std::to_string(depth) + "\n");
+  for (int j = 0; j < workloads::kFilesPerDir; ++j) {
+    MustCreate(dir + "/" + workloads::TreeFileName(j), workloads::TreeFileContent(j, depth));
   }
-  if (depth == kTreeDepth) return;
-  for (int i = 0; i < kTreeFanout; ++i) {
-    char name[32];
-    std::snprintf(name, sizeof name, "dir_%03d_%03d", depth, i);
-    std::string sub = dir + "/" + name;
+  if (depth == workloads::kTreeDepth) return;
+  for (int i = 0; i < workloads::kTreeFanout; ++i) {
+    std::string sub = dir + "/" + workloads::TreeDirName(depth, i);
     MustMkdir(sub);
     BuildTree(sub, depth + 1);
   }
@@ -193,8 +175,7 @@ std::vector<Workload> AllWorkloads() {
   return {
       {"sequential-writes",
        [](const std::string& dir, const Options& o) -> std::function<bool(int)> {
-         auto data = std::make_shared<std::string>(o.size, '\0');
-         for (size_t i = 0; i < o.size; ++i) (*data)[i] = static_cast<char>(i % 256);
+         auto data = std::make_shared<std::string>(workloads::SequentialData(o.size));
          return [dir, data](int i) {
            return CreateWithContent(dir + "/" + Name6("file_", i, ".dat"), *data);
          };
@@ -202,11 +183,10 @@ std::vector<Workload> AllWorkloads() {
       {"data-modifications",
        [](const std::string& dir, const Options& o) -> std::function<bool(int)> {
          std::string path = dir + "/data.dat";
-         MustCreate(path, std::string(o.size * kModifyFileBlocks, 'd'));
-         auto rng = std::make_shared<std::mt19937_64>(kRandomSeed);
-         auto patch = std::make_shared<std::string>(o.size, '\0');
-         for (char& ch : *patch) ch = static_cast<char>((*rng)());
-         size_t span = o.size * (kModifyFileBlocks - 1);
+         MustCreate(path, std::string(o.size * workloads::kModifyFileBlocks, 'd'));
+         auto rng = std::make_shared<std::mt19937_64>(workloads::kRandomSeed);
+         auto patch = std::make_shared<std::string>(workloads::ModifyPatch(*rng, o.size));
+         size_t span = o.size * (workloads::kModifyFileBlocks - 1);
          return [path, rng, patch, span](int) {
            off_t offset = static_cast<off_t>((*rng)() % span);
            int fd = open(path.c_str(), O_WRONLY);
@@ -241,12 +221,10 @@ std::vector<Workload> AllWorkloads() {
       {"random-reads",
        [](const std::string& dir, const Options& o) -> std::function<bool(int)> {
          std::string path = dir + "/data.dat";
-         std::string content(o.size * kReadFileBlocks, '\0');
-         for (size_t i = 0; i < content.size(); ++i) content[i] = static_cast<char>(i * 7);
-         MustCreate(path, content);
-         auto rng = std::make_shared<std::mt19937_64>(kRandomSeed);
+         MustCreate(path, workloads::RandomReadFile(o.size));
+         auto rng = std::make_shared<std::mt19937_64>(workloads::kRandomSeed);
          auto buf = std::make_shared<std::string>(o.size, '\0');
-         size_t span = o.size * (kReadFileBlocks - 1);
+         size_t span = o.size * (workloads::kReadFileBlocks - 1);
          return [path, rng, buf, span](int) {
            off_t offset = static_cast<off_t>((*rng)() % span);
            int fd = open(path.c_str(), O_RDONLY);
@@ -283,11 +261,9 @@ std::vector<Workload> AllWorkloads() {
       {"metadata-ops",
        [](const std::string& dir, const Options&) -> std::function<bool(int)> {
          auto paths = std::make_shared<std::vector<std::string>>();
-         for (int i = 0; i < kMetadataFiles; ++i) {
-           char name[32];
-           std::snprintf(name, sizeof name, "file_%03d.dat", i);
-           paths->push_back(dir + "/" + name);
-           MustCreate(paths->back(), std::string(static_cast<size_t>(i + 1) * 1024, 'z'));
+         for (int i = 0; i < workloads::kMetadataFiles; ++i) {
+           paths->push_back(dir + "/" + workloads::MetadataFileName(i));
+           MustCreate(paths->back(), std::string(workloads::MetadataFileSize(i), 'z'));
          }
          return [paths](int i) {
            struct stat st;
@@ -423,12 +399,6 @@ Result RunProcesses(const Workload& w, const std::string& dir, const Options& o)
   return r;
 }
 
-double Percentile(std::vector<double>& sorted, double p) {
-  if (sorted.empty()) return 0;
-  size_t index = static_cast<size_t>(p * static_cast<double>(sorted.size() - 1) + 0.5);
-  return sorted[std::min(index, sorted.size() - 1)];
-}
-
 [[noreturn]] void Usage(const std::string& why) {
   std::fprintf(stderr,
                "workloads_bench: %s\n"
@@ -510,8 +480,8 @@ int main(int argc, char** argv) {
     for (double v : lat) sum += v;
     double mean = lat.empty() ? 0 : sum / static_cast<double>(lat.size());
     std::printf("%-20s %8d %10.1f %10.1f %10.1f %10.1f %7d%s%s\n", w.name, r.ok_ops,
-                r.seconds > 0 ? r.ok_ops / r.seconds : 0.0, mean, Percentile(lat, 0.50),
-                Percentile(lat, 0.99), r.failed_ops, r.first_errno == 0 ? "" : "  first error: ",
+                r.seconds > 0 ? r.ok_ops / r.seconds : 0.0, mean, workloads::Percentile(lat, 0.50),
+                workloads::Percentile(lat, 0.99), r.failed_ops, r.first_errno == 0 ? "" : "  first error: ",
                 r.first_errno == 0 ? "" : std::strerror(r.first_errno));
     std::fflush(stdout);
     total_failed += r.failed_ops;

@@ -6,6 +6,11 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <vector>
+
 #include "nfs/portmap_program.h"
 #include "nfs/program_numbers.h"
 #include "nfs/record_assembler.h"
@@ -426,6 +431,128 @@ TEST(RpcTcpServerTest, StartFailsOnBadOrBusyAddress) {
   second_options.addresses = {busy};
   RpcTcpServer second(dispatcher, second_options);
   EXPECT_FALSE(second.Start().ok());
+}
+
+// Procedure 1 waits until `needed` calls are inside it at once (or 10 s
+// pass) and answers 1 if they met, 0 if not.
+class RendezvousProgram : public RpcProgram {
+ public:
+  explicit RendezvousProgram(int needed) : needed_(needed) {}
+  uint32_t program() const override { return 400001; }
+  uint32_t min_version() const override { return 1; }
+  uint32_t max_version() const override { return 1; }
+  AcceptStat Call(const RpcCall& call, const CallContext&, XdrDecoder&, XdrEncoder& results) override {
+    if (call.procedure != 1) return AcceptStat::kProcUnavail;
+    std::unique_lock<std::mutex> lock(mu_);
+    ++inside_;
+    cv_.notify_all();
+    bool met = cv_.wait_for(lock, std::chrono::seconds(10), [&] { return inside_ >= needed_; });
+    results.U32(met ? 1 : 0);
+    return AcceptStat::kSuccess;
+  }
+
+ private:
+  const int needed_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  int inside_ = 0;
+};
+
+// Connects to 127.0.0.1:port; -1 on failure.
+int ConnectLoopback(uint16_t port) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(port);
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+// Sends `count` rendezvous calls on `fd` in one write (xids first_xid...).
+bool SendRendezvousCalls(int fd, uint32_t first_xid, int count) {
+  std::string framed;
+  for (int i = 0; i < count; ++i) {
+    std::string call = CallHeader(first_xid + static_cast<uint32_t>(i), 400001, 1, 1);
+    XdrEncoder(&framed).U32(kLastFragmentBit | static_cast<uint32_t>(call.size()));
+    framed += call;
+  }
+  return send(fd, framed.data(), framed.size(), 0) == static_cast<ssize_t>(framed.size());
+}
+
+// Reads `count` replies from `fd`; how many said the rendezvous was met.
+int RendezvousReplies(int fd, int count) {
+  std::string buf;
+  int met = 0;
+  for (int got = 0; got < count;) {
+    if (buf.size() >= 4) {
+      size_t len = XdrDecoder(buf).U32() & ~kLastFragmentBit;
+      if (buf.size() >= 4 + len) {
+        Reply r = ParseReply(buf.substr(0, 4 + len));
+        if (r.stat == 0 && XdrDecoder(r.rest).U32() == 1) ++met;
+        buf.erase(0, 4 + len);
+        ++got;
+        continue;
+      }
+    }
+    char chunk[4096];
+    ssize_t n = recv(fd, chunk, sizeof chunk, 0);
+    if (n <= 0) break;
+    buf.append(chunk, static_cast<size_t>(n));
+  }
+  return met;
+}
+
+// A call runs on the thread that read it; the calls a connection pipelines
+// must still run side by side (up to half the workers), not one after
+// another on that thread.
+TEST(RpcTcpServerTest, PipelinedCallsOfOneConnectionRunAtOnce) {
+  RendezvousProgram rendezvous(4);
+  RpcDispatcher dispatcher{server::AccessPolicy{}};
+  dispatcher.Register(&rendezvous);
+  RpcTcpServerOptions options;
+  options.addresses = {"127.0.0.1:0"};
+  options.worker_threads = 8;  // so 4 calls of one connection may run at once
+  RpcTcpServer server(dispatcher, options);
+  ASSERT_TRUE(server.Start().ok());
+  int fd = ConnectLoopback(server.bound_ports()[0]);
+  ASSERT_GE(fd, 0);
+  ASSERT_TRUE(SendRendezvousCalls(fd, 1, 4));
+  EXPECT_EQ(RendezvousReplies(fd, 4), 4);
+  close(fd);
+  server.Stop();
+}
+
+// While calls of several connections are inside the filesystem (here:
+// waiting for each other), the server goes on reading and starting the
+// calls of the others: as many at once as there are workers.
+TEST(RpcTcpServerTest, CallsOfManyConnectionsRunAtOnce) {
+  constexpr int kClients = 8;
+  RendezvousProgram rendezvous(kClients);
+  RpcDispatcher dispatcher{server::AccessPolicy{}};
+  dispatcher.Register(&rendezvous);
+  RpcTcpServerOptions options;
+  options.addresses = {"127.0.0.1:0"};
+  options.worker_threads = kClients;
+  RpcTcpServer server(dispatcher, options);
+  ASSERT_TRUE(server.Start().ok());
+  std::vector<int> fds;
+  for (int i = 0; i < kClients; ++i) {
+    int fd = ConnectLoopback(server.bound_ports()[0]);
+    ASSERT_GE(fd, 0);
+    fds.push_back(fd);
+    ASSERT_TRUE(SendRendezvousCalls(fd, static_cast<uint32_t>(i) + 1, 1));
+  }
+  int met = 0;
+  for (int fd : fds) {
+    met += RendezvousReplies(fd, 1);
+    close(fd);
+  }
+  EXPECT_EQ(met, kClients);
+  server.Stop();
 }
 
 }  // namespace
