@@ -124,6 +124,8 @@ void Listeners::Accept(Acceptor* acceptor) {
       }
       peer.address = endpoint.address().to_string();
       peer.port = endpoint.port();
+      auto local = socket.local_endpoint(ignored);
+      peer.local_port = ignored ? 0 : local.port();
     }
     auto protocol = socket.local_endpoint(ignored).protocol();
     Socket generic(io_, asio::generic::stream_protocol(protocol.family(), protocol.protocol()),

@@ -1,4 +1,4 @@
-// Listeners: the listening sockets of one protocol server (NBD, 9P).
+// Listeners: the listening sockets of one protocol server (NFS, 9P, NBD).
 //
 // A server is configured with TCP addresses ("host:port", "[v6]:port") and
 // optionally a Unix socket path. Listeners binds them all or none, accepts
@@ -41,6 +41,7 @@ Status ParseListenAddress(const std::string& address, std::string* host, uint16_
 struct Peer {
   std::string address;
   uint16_t port = 0;
+  uint16_t local_port = 0;  // the TCP port the connection came in on
   bool tcp() const { return !address.empty(); }
 };
 
@@ -49,7 +50,7 @@ class Listeners {
   using Accepted = std::function<void(Socket socket, const Peer& peer)>;
   static constexpr std::chrono::milliseconds kAcceptRetryDelay{100};
 
-  // `name` prefixes this server's messages ("nbd", "9p").
+  // `name` prefixes this server's messages ("nfs", "9p", "nbd").
   Listeners(asio::io_context& io, std::string name);
   ~Listeners();
   Listeners(const Listeners&) = delete;
