@@ -91,7 +91,11 @@ std::string ServerView::MetricsText() const {
   out.Sample("pailfs_cache_bytes", {{"cache", "segments"}}, st.segment_memory_bytes);
   out.Family("pailfs_cache_capacity_bytes", "gauge", "Configured size of each cache.");
   out.Sample("pailfs_cache_capacity_bytes", {{"cache", "disk"}}, config_.cache.disk_size_gb * kGiB);
-  out.Sample("pailfs_cache_capacity_bytes", {{"cache", "block"}}, config_.cache.memory_size_gb * kGiB);
+  // memory_size_gb is split in halves between the two (engine.cc).
+  out.Sample("pailfs_cache_capacity_bytes", {{"cache", "block"}},
+             config_.cache.memory_size_gb * kGiB / 2);
+  out.Sample("pailfs_cache_capacity_bytes", {{"cache", "segments"}},
+             config_.cache.memory_size_gb * kGiB / 2);
 
   gauge("pailfs_idle_upload_buffer_bytes",
         "Upload buffers kept for reuse (at most 64 MiB of bodies and 64 MiB of ciphertext).",
