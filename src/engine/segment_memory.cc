@@ -16,7 +16,8 @@ void GiveBack(std::deque<std::string>& freed) {
 SegmentMemory::SegmentMemory(size_t capacity_bytes) : capacity_(capacity_bytes) {}
 
 SegmentMemory::~SegmentMemory() {
-  WriterLock g(&mu_);
+  // No reader can be running: they are the owner's callers.
+  MutexLock g(&mu_);
   for (auto& [id, entry] : entries_) ReturnStringBuffer(std::move(entry->body));
 }
 
@@ -36,75 +37,102 @@ void SegmentMemory::Keep(uint64_t id, std::string&& body) {
   }
   std::deque<std::string> freed;
   {
-    WriterLock g(&mu_);
+    MutexLock g(&mu_);
     if (entries_.count(id) != 0) {
       // Kept already (an id is uploaded once, so the bytes are the same).
       freed.push_back(std::move(body));
     } else {
       MakeRoom(charge, &freed);
-      auto entry = std::make_unique<Entry>();
-      entry->body = std::move(body);
-      entry->charge = charge;
-      entries_.emplace(id, std::move(entry));
-      clock_.push_back(id);
-      charged_ += charge;
+      if (charged_ + charge > capacity_) {
+        // Entries being read hold the room: not kept.
+        freed.push_back(std::move(body));
+      } else {
+        auto entry = std::make_unique<Entry>();
+        entry->body = std::move(body);
+        entry->charge = charge;
+        entries_.emplace(id, std::move(entry));
+        clock_.push_back(id);
+        charged_ += charge;
+      }
     }
   }
   GiveBack(freed);
 }
 
 void SegmentMemory::MakeRoom(size_t charge, std::deque<std::string>* freed) {
-  // Each round either evicts an entry, drops an erased id or clears a mark,
-  // and a mark is set again only by a reader: at most two passes over the
-  // clock, and the clock empties before the charge could still not fit
-  // (charge <= capacity_).
+  // Each round evicts an entry, drops an erased id or clears a mark, and a
+  // mark is set again only by a reader: at most two passes over the clock.
   while (charged_ + charge > capacity_ && !clock_.empty()) {
     const uint64_t id = clock_.front();
     clock_.pop_front();
     auto it = entries_.find(id);
     if (it == entries_.end()) continue;  // erased
-    if (it->second->referenced.exchange(false, std::memory_order_relaxed)) {
+    if (it->second->referenced) {
+      it->second->referenced = false;
       clock_.push_back(id);  // read since it last came round: another round
       continue;
     }
-    charged_ -= it->second->charge;
-    freed->push_back(std::move(it->second->body));
+    std::unique_ptr<Entry> e = std::move(it->second);
     entries_.erase(it);
+    Detach(std::move(e), freed);
     evictions_.fetch_add(1, std::memory_order_relaxed);
   }
 }
 
-bool SegmentMemory::Read(uint64_t id, uint64_t offset, size_t n, char* out) {
-  ReaderLock g(&mu_);
-  auto it = entries_.find(id);
-  if (it == entries_.end()) return false;
-  Entry& e = *it->second;
-  if (offset > e.body.size() || n > e.body.size() - offset) return false;
-  std::memcpy(out, e.body.data() + offset, n);
-  if (!e.referenced.load(std::memory_order_relaxed)) {
-    e.referenced.store(true, std::memory_order_relaxed);
+void SegmentMemory::Detach(std::unique_ptr<Entry> e, std::deque<std::string>* freed) {
+  if (e->pins > 0) {
+    e->evicted = true;
+    (void)e.release();  // freed by its last reader (Read)
+    return;
   }
+  charged_ -= e->charge;
+  freed->push_back(std::move(e->body));
+}
+
+bool SegmentMemory::Read(uint64_t id, uint64_t offset, size_t n, char* out) {
+  Entry* e;
+  {
+    MutexLock g(&mu_);
+    auto it = entries_.find(id);
+    if (it == entries_.end()) return false;
+    e = it->second.get();
+    if (offset > e->body.size() || n > e->body.size() - offset) return false;
+    e->referenced = true;
+    e->pins++;
+  }
+  // Pinned: the body stays put, even if the entry is evicted meanwhile.
+  std::memcpy(out, e->body.data() + offset, n);
+  std::string freed;
+  {
+    MutexLock g(&mu_);
+    if (--e->pins == 0 && e->evicted) {
+      charged_ -= e->charge;
+      freed = std::move(e->body);
+      delete e;
+    }
+  }
+  ReturnStringBuffer(std::move(freed));
   hits_.fetch_add(1, std::memory_order_relaxed);
   return true;
 }
 
 bool SegmentMemory::Contains(uint64_t id) {
-  ReaderLock g(&mu_);
+  MutexLock g(&mu_);
   return entries_.count(id) != 0;
 }
 
 void SegmentMemory::Erase(uint64_t id) {
-  std::string body;
+  std::deque<std::string> freed;
   {
-    WriterLock g(&mu_);
+    MutexLock g(&mu_);
     auto it = entries_.find(id);
     if (it == entries_.end()) return;
-    charged_ -= it->second->charge;
-    body = std::move(it->second->body);
+    std::unique_ptr<Entry> e = std::move(it->second);
     entries_.erase(it);
+    Detach(std::move(e), &freed);
     CompactClock();
   }
-  ReturnStringBuffer(std::move(body));
+  GiveBack(freed);
 }
 
 void SegmentMemory::CompactClock() {
@@ -117,12 +145,12 @@ void SegmentMemory::CompactClock() {
 }
 
 size_t SegmentMemory::charged() {
-  ReaderLock g(&mu_);
+  MutexLock g(&mu_);
   return charged_;
 }
 
 size_t SegmentMemory::entries() {
-  ReaderLock g(&mu_);
+  MutexLock g(&mu_);
   return entries_.size();
 }
 

@@ -13,14 +13,16 @@
 // whole bound is not kept. A body filling less than half its buffer (by at
 // least a pooled buffer's size) is kept as a copy instead, so a small
 // segment in a segment-sized buffer is not charged many times its bytes.
-// Readers copy out under a shared lock and
-// eviction takes the lock exclusively, so no reader ever holds an evicted
-// body outside the bound.
+// Readers copy out without the lock, holding a pin on the entry: an entry
+// evicted while pinned leaves the map at once but stays charged until its
+// last reader is done, so no reader ever holds memory outside the bound;
+// when pinned entries leave no room, a new body is not kept. (A shared
+// lock held across the copy would be simpler, but a steady stream of
+// readers could then starve the upload that wants to keep its body.)
 //
-// Eviction is CLOCK (an approximation of least recently used that lets a
-// reader mark an entry with one relaxed store under the shared lock):
-// entries wait in insertion order; a read marks its entry; eviction takes
-// the oldest, giving marked ones a second round.
+// Eviction is CLOCK, an approximation of least recently used: entries wait
+// in insertion order; a read marks its entry; eviction takes the oldest,
+// giving marked ones a second round.
 //
 // Staleness: a segment never changes under its id and ids never repeat (the
 // writer's epoch is new at every open, data_objects.h), so a kept body is
@@ -69,21 +71,27 @@ class SegmentMemory {
 
  private:
   struct Entry {
-    std::string body;
+    std::string body;  // never changed while pinned
     size_t charge = 0;
-    std::atomic<bool> referenced{false};
+    bool referenced = false;  // read since the clock last passed it
+    int pins = 0;             // readers copying from it right now
+    bool evicted = false;     // out of the map; the last reader frees it
   };
-  // Evicts until `charge` more bytes fit; the evicted bodies are moved to
-  // *freed so they go back to the pool after the lock is released.
+  // Evicts until `charge` more bytes fit or nothing evictable is left; the
+  // evicted bodies are moved to *freed so they go back to the pool after
+  // the lock is released.
   void MakeRoom(size_t charge, std::deque<std::string>* freed) REQUIRES(mu_);
+  // Takes `e` (already out of the map) out of the charge, or leaves that to
+  // its last reader when it is pinned.
+  void Detach(std::unique_ptr<Entry> e, std::deque<std::string>* freed) REQUIRES(mu_);
   // Drops clock slots of erased entries once they outnumber the live ones.
   void CompactClock() REQUIRES(mu_);
 
   const size_t capacity_;
-  SharedMutex mu_;
+  Mutex mu_;
   std::unordered_map<uint64_t, std::unique_ptr<Entry>> entries_ GUARDED_BY(mu_);
   std::deque<uint64_t> clock_ GUARDED_BY(mu_);  // ids, oldest first; may name erased ones
-  size_t charged_ GUARDED_BY(mu_) = 0;
+  size_t charged_ GUARDED_BY(mu_) = 0;  // kept and evicted-but-pinned entries
   std::atomic<uint64_t> hits_{0};
   std::atomic<uint64_t> evictions_{0};
 };
