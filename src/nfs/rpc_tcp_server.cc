@@ -15,6 +15,7 @@
 #include <unordered_map>
 
 #include "metrics/protocol_metrics.h"
+#include "net/listeners.h"
 #include "nfs/record_assembler.h"
 
 namespace pail::nfs {
@@ -40,40 +41,6 @@ int64_t NowNanos() {
 }
 
 }  // namespace
-
-Status ParseListenAddress(const std::string& address, std::string* host, uint16_t* port) {
-  std::string port_text;
-  if (!address.empty() && address[0] == '[') {
-    size_t close = address.find(']');
-    if (close == std::string::npos || close + 1 >= address.size() || address[close + 1] != ':') {
-      return Status::InvalidArgument("listen address '" + address + "': expected [v6]:port");
-    }
-    *host = address.substr(1, close - 1);
-    port_text = address.substr(close + 2);
-  } else {
-    size_t colon = address.rfind(':');
-    if (colon == std::string::npos || address.find(':') != colon) {
-      return Status::InvalidArgument("listen address '" + address +
-                                     "': expected host:port (IPv6 as [addr]:port)");
-    }
-    *host = address.substr(0, colon);
-    port_text = address.substr(colon + 1);
-  }
-  unsigned value = 0;
-  auto [end, ec] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), value);
-  if (ec != std::errc() || end != port_text.data() + port_text.size() || value > 65535 ||
-      port_text.empty()) {
-    return Status::InvalidArgument("listen address '" + address + "': bad port '" + port_text + "'");
-  }
-  asio::error_code parse_error;
-  asio::ip::make_address(*host, parse_error);
-  if (parse_error) {
-    return Status::InvalidArgument("listen address '" + address + "': '" + *host +
-                                   "' is not an IP address");
-  }
-  *port = static_cast<uint16_t>(value);
-  return Status::OK();
-}
 
 class Connection;
 
@@ -524,7 +491,7 @@ Status RpcTcpServer::Start() {
   for (const std::string& address : s.options.addresses) {
     std::string host;
     uint16_t port = 0;
-    PAIL_RETURN_IF_ERROR(ParseListenAddress(address, &host, &port));
+    PAIL_RETURN_IF_ERROR(net::ParseListenAddress(address, &host, &port));
     tcp::endpoint endpoint(asio::ip::make_address(host), port);
     auto acceptor = std::make_unique<tcp::acceptor>(s.io);
     asio::error_code ec;
