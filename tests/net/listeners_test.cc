@@ -1,6 +1,7 @@
 // Listen addresses and the listening sockets the protocol servers share.
 #include "net/listeners.h"
 
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -133,6 +134,38 @@ TEST_F(ListenersTest, OpensAllOrNothing) {
   EXPECT_FALSE(s.ok());
   EXPECT_TRUE(listeners.bound_ports().empty());
   EXPECT_FALSE(listeners.Open({"localhost:1"}, "").ok());
+}
+
+TEST_F(ListenersTest, OutOfDescriptorsPausesAcceptingInsteadOfSpinning) {
+  Listeners listeners(io_, "test");
+  ASSERT_TRUE(listeners.Open({"127.0.0.1:0"}, "").ok());
+  std::vector<Socket> sockets;
+  listeners.Start([&](Socket socket, const Peer&) { sockets.push_back(std::move(socket)); });
+  std::vector<int> clients;
+  for (int i = 0; i < 3; i++) clients.push_back(ConnectTcp(listeners.bound_ports()[0]));
+  // No descriptor above the highest one in use: every accept fails (EMFILE).
+  rlimit before{};
+  ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &before), 0);
+  int highest = 0;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc/self/fd")) {
+    highest = std::max(highest, std::stoi(entry.path().filename().string()));
+  }
+  rlimit low = before;
+  low.rlim_cur = static_cast<rlim_t>(highest + 1);
+  ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &low), 0);
+  std::vector<int> fillers;  // the free numbers below the limit
+  for (int fd; (fd = ::dup(0)) >= 0;) fillers.push_back(fd);
+  const size_t handlers = io_.run_for(std::chrono::milliseconds(500));
+  for (int fd : fillers) ::close(fd);
+  ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &before), 0);
+  EXPECT_TRUE(sockets.empty());
+  // A retry every kAcceptRetryDelay (a failure and a timer each), not one
+  // per loop of the reactor.
+  EXPECT_LT(handlers, 40u) << "accept retried without pause";
+  while (sockets.size() < clients.size()) io_.run_one();
+  for (int fd : clients) ::close(fd);
+  listeners.Close();
+  io_.run();
 }
 
 }  // namespace
