@@ -309,6 +309,11 @@ int main(int argc, char** argv) {
   app.add_option("--random-ops", p.random_ops, "4 KiB requests per random run");
   app.add_option("--depth", p.depth, "requests in flight");
   CLI11_PARSE(app, argc, argv);
+  if (p.seq_mib == 0 || p.seq_mib > p.size_mib || p.depth == 0) {
+    std::fprintf(stderr, "nbd_bench: --seq-mib must be 1..--size-mib (%llu), --depth at least 1\n",
+                 (unsigned long long)p.size_mib);
+    return 2;
+  }
   std::string work = p.dir + "/nbd-bench-" + std::to_string(getpid());
   std::filesystem::create_directories(work);
   std::printf("depth %u; sequential %llu x 1 MiB; random %llu x 4 KiB over %llu MiB\n", p.depth,

@@ -3,12 +3,14 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "util/buffer_pool.h"
 #include "util/failpoint.h"
 
 namespace pail::engine {
@@ -50,9 +52,11 @@ void WriteLocalCopy(const std::string& path, std::string_view body) {
 }
 }  // namespace
 
-DataObjects::DataObjects(std::shared_ptr<ObjectStore> store, DiskCache& cache, uint64_t epoch,
+DataObjects::DataObjects(std::shared_ptr<ObjectStore> store, DiskCache& cache,
+                         size_t memory_bytes, uint64_t epoch,
                          std::function<Status()> check_still_writer)
-    : store_(std::move(store)), cache_(cache), copy_uploads_(!store_->IsLocal()), epoch_(epoch),
+    : store_(std::move(store)), cache_(cache), memory_(memory_bytes),
+      copy_uploads_(!store_->IsLocal()), epoch_(epoch),
       check_still_writer_(std::move(check_still_writer)) {}
 
 uint64_t DataObjects::NewId() {
@@ -76,29 +80,52 @@ std::optional<uint64_t> DataObjects::ParseKey(const std::string& key) {
   return id;
 }
 
-Status DataObjects::Put(uint64_t id, std::string_view body) {
+Status DataObjects::Put(uint64_t id, std::string&& body, bool keep_in_memory) {
   const std::string key = Key(id);
-  PAIL_FAILPOINT("data/before_upload");
-  PAIL_ASSIGN_OR_RETURN(std::string etag, store_->Put(key, body));
-  (void)etag;
+  Status s = Failpoint("data/before_upload");
+  if (s.ok()) s = store_->Put(key, body).status();
+  if (!s.ok()) {
+    ReturnStringBuffer(std::move(body));
+    return s;
+  }
   puts_.fetch_add(1, std::memory_order_relaxed);
   put_bytes_.fetch_add(body.size(), std::memory_order_relaxed);
-  if (!copy_uploads_) return Status::OK();
-  WriteLocalCopy(cache_.PathFor(key), body);
-  cache_.AddComplete(key, body.size());
+  if (copy_uploads_) {
+    WriteLocalCopy(cache_.PathFor(key), body);
+    cache_.AddComplete(key, body.size());
+  }
+  if (keep_in_memory) {
+    memory_.Keep(id, std::move(body));
+  } else {
+    ReturnStringBuffer(std::move(body));
+  }
   return Status::OK();
 }
 
+// The segment memory holds whole objects, so a read within `size` is served
+// from it entirely or not at all.
+bool DataObjects::ReadMemory(uint64_t id, uint64_t size, uint64_t offset, size_t* n, char* out) {
+  if (offset >= size) {
+    *n = 0;
+    return true;
+  }
+  *n = static_cast<size_t>(std::min<uint64_t>(*n, size - offset));
+  return memory_.Read(id, offset, *n, out);
+}
+
 Result<size_t> DataObjects::Read(uint64_t id, uint64_t size, uint64_t offset, size_t n, char* out) {
+  if (ReadMemory(id, size, offset, &n, out)) return n;
   return cache_.Read(Key(id), size, offset, n, out);
 }
 
 Result<std::optional<size_t>> DataObjects::ReadCached(uint64_t id, uint64_t size,
                                                       uint64_t offset, size_t n, char* out) {
+  if (ReadMemory(id, size, offset, &n, out)) return std::optional<size_t>(n);
   return cache_.ReadCached(Key(id), size, offset, n, out);
 }
 
 Status DataObjects::Prefetch(uint64_t id, uint64_t size, uint64_t offset, size_t n) {
+  if (memory_.Contains(id)) return Status::OK();
   return cache_.Prefetch(Key(id), size, offset, n);
 }
 
@@ -109,6 +136,7 @@ Status DataObjects::Delete(const std::vector<uint64_t>& ids) {
     PAIL_FAILPOINT("data/delete");
     const std::string key = Key(id);
     PAIL_RETURN_IF_ERROR(store_->Delete(key));
+    memory_.Erase(id);
     cache_.Remove(key);
     deletes_.fetch_add(1, std::memory_order_relaxed);
   }

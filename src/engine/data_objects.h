@@ -12,7 +12,10 @@
 // What a segment holds is the filesystem's business (docs/FORMAT.md); this
 // class only stores, caches and deletes them:
 //  - Put uploads the body, then keeps a local copy in the disk cache, so a
-//    read soon after a write costs no request.
+//    read soon after a write costs no request, and hands the body itself
+//    (no copy) to the segment memory (segment_memory.h), so such a read
+//    costs no decryption and no disk cache read either.
+//  - Read, ReadCached and Prefetch look in the segment memory first.
 //  - Read and Prefetch go through the disk cache, one ranged GET per run of
 //    missing 64 KiB extents.
 //  - A bucket on a local disk (ObjectStore::IsLocal) gets no such copy:
@@ -34,6 +37,7 @@
 #include <vector>
 
 #include "engine/disk_cache.h"
+#include "engine/segment_memory.h"
 #include "objstore/object_store.h"
 
 namespace pail::engine {
@@ -43,8 +47,9 @@ constexpr int kSegmentEpochShift = 40;
 
 class DataObjects {
  public:
-  DataObjects(std::shared_ptr<ObjectStore> store, DiskCache& cache, uint64_t epoch,
-              std::function<Status()> check_still_writer);
+  // `memory_bytes` bounds the segment memory (0: nothing is kept).
+  DataObjects(std::shared_ptr<ObjectStore> store, DiskCache& cache, size_t memory_bytes,
+              uint64_t epoch, std::function<Status()> check_still_writer);
 
   // A fresh id of this writer.
   uint64_t NewId();
@@ -55,7 +60,10 @@ class DataObjects {
   static std::optional<uint64_t> ParseKey(const std::string& key);
   static uint64_t EpochOf(uint64_t id) { return id >> kSegmentEpochShift; }
 
-  Status Put(uint64_t id, std::string_view body);
+  // Uploads `body` (a buffer from TakeStringBuffer, which Put takes over) as
+  // object `id`. Once uploaded, with `keep_in_memory` the body goes to the
+  // segment memory; otherwise, and after a failure, back to the pool.
+  Status Put(uint64_t id, std::string&& body, bool keep_in_memory);
   // Reads [offset, offset + n) of object `id` whose size is `size`.
   Result<size_t> Read(uint64_t id, uint64_t size, uint64_t offset, size_t n, char* out);
   // Read() of what the local cache holds already: nullopt, nothing read or
@@ -71,10 +79,16 @@ class DataObjects {
   uint64_t puts() const { return puts_.load(std::memory_order_relaxed); }
   uint64_t put_bytes() const { return put_bytes_.load(std::memory_order_relaxed); }
   uint64_t deletes() const { return deletes_.load(std::memory_order_relaxed); }
+  SegmentMemory& memory() { return memory_; }
 
  private:
+  // Read() from the segment memory alone: false when it lacks the object.
+  // Clamps *n to the object's `size` either way.
+  bool ReadMemory(uint64_t id, uint64_t size, uint64_t offset, size_t* n, char* out);
+
   std::shared_ptr<ObjectStore> store_;
   DiskCache& cache_;
+  SegmentMemory memory_;
   const bool copy_uploads_;  // into the disk cache
   const uint64_t epoch_;
   std::function<Status()> check_still_writer_;

@@ -76,7 +76,13 @@ class EngineImpl : public Engine {
     PAIL_ASSIGN_OR_RETURN(Compression compression, ParseCompression(options_.compression));
     PAIL_ASSIGN_OR_RETURN(fs_, BucketFileSystem::Open(BucketFsOptions{
                                    options_.store, options_.cache_dir, options_.disk_cache_bytes}));
-    data_objects_ = std::make_unique<DataObjects>(options_.store, fs_->cache(), fs_->epoch(),
+    // The memory budget is split: half for segments just uploaded (their
+    // bodies, segment_memory.h), half for RocksDB's block cache.
+    const uint64_t segment_memory = options_.memory_cache_bytes / 2;
+    block_cache_capacity_ =
+        std::max<uint64_t>(options_.memory_cache_bytes - segment_memory, 8 << 20);
+    data_objects_ = std::make_unique<DataObjects>(options_.store, fs_->cache(), segment_memory,
+                                                  fs_->epoch(),
                                                   [fs = fs_.get()] { return fs->CheckStillWriter(); });
     env_ = rocksdb::NewCompositeEnv(fs_);
     if (options_.clock) env_ = std::make_unique<ClockedEnv>(std::move(env_), options_.clock);
@@ -109,7 +115,7 @@ class EngineImpl : public Engine {
     db_options.max_bgerror_resume_count = 0;
 
     rocksdb::BlockBasedTableOptions table;
-    table.block_cache = rocksdb::NewLRUCache(std::max<uint64_t>(options_.memory_cache_bytes, 8 << 20));
+    table.block_cache = rocksdb::NewLRUCache(block_cache_capacity_);
     block_cache_ = table.block_cache;
     table.block_size = 16 * 1024;
     table.cache_index_and_filter_blocks = true;
@@ -205,6 +211,8 @@ class EngineImpl : public Engine {
       st.files_per_level.push_back(files);
     }
     st.block_cache_bytes = block_cache_ ? block_cache_->GetUsage() : 0;
+    st.segment_memory_bytes = data_objects_ ? data_objects_->memory().charged() : 0;
+    st.segment_memory_hits = data_objects_ ? data_objects_->memory().hits() : 0;
     if (auto stats = db_->GetOptions().statistics) {
       st.block_cache_hits = stats->getTickerCount(rocksdb::BLOCK_CACHE_HIT);
       st.block_cache_misses = stats->getTickerCount(rocksdb::BLOCK_CACHE_MISS);
@@ -414,6 +422,7 @@ class EngineImpl : public Engine {
   uint64_t syncs_ GUARDED_BY(sync_mu_) = 0;
   std::chrono::system_clock::time_point last_sync_time_ GUARDED_BY(sync_mu_){};
   std::shared_ptr<rocksdb::Cache> block_cache_;
+  uint64_t block_cache_capacity_ = 0;
 
   Mutex stop_mu_;
   CondVar stop_cv_{&stop_mu_};

@@ -84,6 +84,8 @@ struct EngineStats {
   uint64_t block_cache_bytes = 0;
   uint64_t block_cache_hits = 0;
   uint64_t block_cache_misses = 0;
+  uint64_t segment_memory_bytes = 0;  // segment bodies kept after upload
+  uint64_t segment_memory_hits = 0;   // segment reads they served
   uint64_t disk_cache_bytes = 0;
   uint64_t disk_cache_hits = 0;    // reads served without a request
   uint64_t disk_cache_misses = 0;  // reads that fetched from the bucket

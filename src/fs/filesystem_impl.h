@@ -313,8 +313,10 @@ class FileSystemImpl final : public FileSystem {
     return !c.uploaded && !c.uploading && BelongsInSegment(f.inode.size, index);
   }
   // Uploads the builder's segment and registers it (its usage record in
-  // `txn` when given, else in a batch of its own before returning).
-  FsStatus PutSegment(SegmentBuilder& builder, Txn* txn);
+  // `txn` when given, else in a batch of its own before returning). With
+  // `keep_in_memory` its body is kept in the segment memory afterwards (new
+  // data, likely read soon; not the collector's relocated old data).
+  FsStatus PutSegment(SegmentBuilder& builder, Txn* txn, bool keep_in_memory = true);
   // Fills the reads from their segments, one read per run of adjacent
   // extents of a segment. On a thread inside a BucketReadsRefused scope
   // only the local cache is read: EWOULDBLOCK when it lacks any of the

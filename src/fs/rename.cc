@@ -42,7 +42,7 @@ FsStatus FileSystemImpl::Rename(const Credentials& cred, Ino parent, std::string
 
     FsResult<InodeRecord> sp = LoadInode(parent);
     if (!sp.ok()) return sp.status();
-    FsResult<InodeRecord> dp = LoadInode(new_parent);
+    FsResult<InodeRecord> dp = parent == new_parent ? sp : LoadInode(new_parent);
     if (!dp.ok()) return dp.status();
     if (!sp->is_dir() || !dp->is_dir()) return FsError{ENOTDIR};
     if (!MayAccess(cred, *sp, kMayExec) || !MayAccess(cred, *dp, kMayExec)) return FsError{EACCES};

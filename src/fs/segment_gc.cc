@@ -212,7 +212,7 @@ FsStatus FileSystemImpl::RelocateSegment(uint64_t segment, uint64_t size) {
     }
     const uint64_t new_id = builder.segment();
     AddPending(new_id, static_cast<int64_t>(placed.size()));
-    FsStatus put = PutSegment(builder, nullptr);
+    FsStatus put = PutSegment(builder, nullptr, /*keep_in_memory=*/false);
     if (!put.ok()) {
       AddPending(new_id, -static_cast<int64_t>(placed.size()));
       return put;

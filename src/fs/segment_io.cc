@@ -10,7 +10,6 @@
 #include "engine/data_objects.h"
 #include "fs/filesystem_impl.h"
 #include "util/blocking_hint.h"
-#include "util/buffer_pool.h"
 #include "util/failpoint.h"
 
 namespace pail::fs {
@@ -52,12 +51,13 @@ bool FileSystemImpl::BelongsInSegment(uint64_t size, uint64_t index) {
   return size > kInlineFileBytes && index < size / kChunkSize;
 }
 
-FsStatus FileSystemImpl::PutSegment(SegmentBuilder& builder, Txn* txn) {
+FsStatus FileSystemImpl::PutSegment(SegmentBuilder& builder, Txn* txn, bool keep_in_memory) {
   const uint64_t id = builder.segment();
   std::string body = builder.Finish();
-  Status s = engine_.data_objects().Put(id, body);
   const uint64_t body_size = body.size();
-  ReturnStringBuffer(std::move(body));
+  // The body itself goes to the segment memory: data just written is read
+  // back from there, with no copy made to keep it.
+  Status s = engine_.data_objects().Put(id, std::move(body), keep_in_memory);
   if (s.ok()) s = Failpoint("data/after_upload");
   if (!s.ok()) return EngineError(s);
   segment_puts_++;

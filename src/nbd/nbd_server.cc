@@ -18,14 +18,12 @@
 #include "nbd/protocol.h"
 #include "nbd/transmission.h"
 #include "nbd/wire.h"
-#include "nfs/rpc_tcp_server.h"
+#include "net/listeners.h"
 #include "util/mutex.h"
 
 namespace pail::nbd {
 
-using asio::ip::tcp;
-using Socket = asio::generic::stream_protocol::socket;
-using LocalProtocol = asio::local::stream_protocol;
+using net::Socket;
 
 namespace {
 // Replies handed to the kernel per write (gathered into one sendmsg).
@@ -33,6 +31,11 @@ constexpr size_t kMaxRepliesPerWrite = 64;
 // A client that has not started transmission by then is dropped, so idle
 // sockets cannot hold every connection slot.
 constexpr auto kHandshakeTimeout = std::chrono::seconds(60);
+// READs up to this long may run on the I/O thread (Transmission::TryExecute):
+// a copy out of memory, short enough not to hold up other connections'
+// traffic noticeably; the wake-up of a worker and the hand-back cost more
+// than the read itself (half the CPU samples of random 4 KiB reads).
+constexpr uint32_t kMaxInlineReadBytes = 1u << 20;
 
 // A WRITE's payload. The socket overwrites every byte, so none is zeroed
 // first: a std::string of the length cleared each 1 MiB payload, a fifth
@@ -60,8 +63,8 @@ class Connection;
 struct NbdServer::Impl {
   Impl(fs::FileSystem& f, NbdServerOptions o) : fs(f), options(std::move(o)), exports(f) {}
 
-  void AcceptTcp(tcp::acceptor* acceptor);
-  void AcceptLocal(LocalProtocol::acceptor* acceptor);
+  // Applies the client policy to a TCP peer, then Adopt.
+  void Admit(Socket socket, const net::Peer& from);
   // `address` is the client's IP ("" for the Unix socket), counted against
   // the per-client limit.
   void Adopt(Socket socket, std::string address, std::string peer);
@@ -72,8 +75,7 @@ struct NbdServer::Impl {
   Exports exports;
   asio::io_context io;
   std::unique_ptr<asio::thread_pool> workers;
-  std::vector<std::unique_ptr<tcp::acceptor>> tcp_acceptors;
-  std::unique_ptr<LocalProtocol::acceptor> local_acceptor;
+  net::Listeners listeners{io, "nbd"};
   std::thread io_thread;
   Mutex mu;
   std::set<std::shared_ptr<Connection>> connections GUARDED_BY(mu);
@@ -228,6 +230,18 @@ class Connection : public std::enable_shared_from_this<Connection> {
       MaybeFinish();
       return;
     }
+    if (request.type == kCmdRead && request.length <= kMaxInlineReadBytes) {
+      // Served from memory right here if it need not wait (TryExecute);
+      // NBD orders nothing between requests in flight, so this may pass
+      // requests still running on workers.
+      std::optional<Outcome> outcome = transmission_->TryExecute(request);
+      if (outcome) {
+        Send(std::move(outcome->reply));
+        Send(std::move(outcome->data));
+        ReadRequest();
+        return;
+      }
+    }
     in_flight_++;
     in_flight_bytes_ += admission.memory;
     asio::post(*server_->workers, [self = shared_from_this(), request, admission, payload] {
@@ -348,41 +362,19 @@ void NbdServer::Impl::Adopt(Socket socket, std::string address, std::string peer
   }
 }
 
-void NbdServer::Impl::AcceptTcp(tcp::acceptor* acceptor) {
-  acceptor->async_accept([this, acceptor](asio::error_code ec, tcp::socket socket) {
-    if (ec) {
-      if (ec == asio::error::operation_aborted || !acceptor->is_open()) return;
-      spdlog::warn("nbd: accept failed: {}", ec.message());
-    } else {
-      asio::error_code ignored;
-      socket.set_option(tcp::no_delay(true), ignored);
-      auto peer = socket.remote_endpoint(ignored);
-      std::string address = peer.address().to_string();
-      std::optional<std::string> refusal = options.access.RefusalReason(address, peer.port());
-      if (refusal) {
-        refusal_log.Refused("nbd: refusing connection: " + *refusal);
-        socket.close(ignored);
-      } else {
-        int family = peer.address().is_v6() ? AF_INET6 : AF_INET;
-        Socket generic(io, asio::generic::stream_protocol(family, IPPROTO_TCP), socket.release());
-        Adopt(std::move(generic), address, address + ":" + std::to_string(peer.port()));
-      }
-    }
-    AcceptTcp(acceptor);
-  });
-}
-
-void NbdServer::Impl::AcceptLocal(LocalProtocol::acceptor* acceptor) {
-  acceptor->async_accept([this, acceptor](asio::error_code ec, LocalProtocol::socket socket) {
-    if (ec) {
-      if (ec == asio::error::operation_aborted || !acceptor->is_open()) return;
-      spdlog::warn("nbd: accept failed: {}", ec.message());
-    } else {
-      Socket generic(io, asio::generic::stream_protocol(AF_UNIX, 0), socket.release());
-      Adopt(std::move(generic), "", "unix:" + options.unix_socket);
-    }
-    AcceptLocal(acceptor);
-  });
+void NbdServer::Impl::Admit(Socket socket, const net::Peer& from) {
+  if (!from.tcp()) {
+    Adopt(std::move(socket), "", "unix:" + options.unix_socket);
+    return;
+  }
+  std::optional<std::string> refusal = options.access.RefusalReason(from.address, from.port);
+  if (refusal) {
+    refusal_log.Refused("nbd: refusing connection: " + *refusal);
+    asio::error_code ignored;
+    socket.close(ignored);
+    return;
+  }
+  Adopt(std::move(socket), from.address, from.address + ":" + std::to_string(from.port));
 }
 
 void NbdServer::Impl::Forget(Connection* connection) {
@@ -409,61 +401,18 @@ Status NbdServer::Start() {
     return Status::InvalidArgument("NBD: no address or unix_socket configured");
   }
   PAIL_RETURN_IF_ERROR(s.exports.EnsureDirectory());
-  for (const std::string& address : s.options.addresses) {
-    std::string host;
-    uint16_t port = 0;
-    PAIL_RETURN_IF_ERROR(nfs::ParseListenAddress(address, &host, &port));
-    tcp::endpoint endpoint(asio::ip::make_address(host), port);
-    auto acceptor = std::make_unique<tcp::acceptor>(s.io);
-    asio::error_code ec;
-    acceptor->open(endpoint.protocol(), ec);
-    if (!ec) acceptor->set_option(tcp::acceptor::reuse_address(true), ec);
-    if (!ec && endpoint.address().is_v6()) acceptor->set_option(asio::ip::v6_only(true), ec);
-    if (!ec) acceptor->bind(endpoint, ec);
-    if (!ec) acceptor->listen(asio::socket_base::max_listen_connections, ec);
-    if (ec) {
-      s.tcp_acceptors.clear();
-      return Status::IOError("NBD: cannot listen on " + address + ": " + ec.message());
-    }
-    s.tcp_acceptors.push_back(std::move(acceptor));
-  }
-  if (!s.options.unix_socket.empty()) {
-    // A socket left by an earlier run is replaced; anything else is not ours.
-    struct stat st;
-    if (lstat(s.options.unix_socket.c_str(), &st) == 0 && S_ISSOCK(st.st_mode)) {
-      ::unlink(s.options.unix_socket.c_str());
-    }
-    auto acceptor = std::make_unique<LocalProtocol::acceptor>(s.io);
-    asio::error_code ec;
-    LocalProtocol::endpoint endpoint(s.options.unix_socket);
-    acceptor->open(endpoint.protocol(), ec);
-    if (!ec) acceptor->bind(endpoint, ec);
-    if (!ec) acceptor->listen(asio::socket_base::max_listen_connections, ec);
-    if (ec) {
-      s.tcp_acceptors.clear();
-      return Status::IOError("NBD: cannot listen on " + s.options.unix_socket + ": " +
-                             ec.message());
-    }
-    s.local_acceptor = std::move(acceptor);
-  }
+  PAIL_RETURN_IF_ERROR(s.listeners.Open(s.options.addresses, s.options.unix_socket));
   s.started = true;
   s.workers = std::make_unique<asio::thread_pool>(std::max(1u, s.options.worker_threads));
-  for (auto& acceptor : s.tcp_acceptors) s.AcceptTcp(acceptor.get());
-  if (s.local_acceptor) s.AcceptLocal(s.local_acceptor.get());
+  s.listeners.Start([&s](Socket socket, const net::Peer& from) { s.Admit(std::move(socket), from); });
   s.io_thread = std::thread([&s] { s.io.run(); });
-  std::string where;
-  std::vector<uint16_t> ports = bound_ports();
-  for (size_t i = 0; i < ports.size(); i++) {
-    where += (i ? ", " : "") + s.options.addresses[i] + " (port " + std::to_string(ports[i]) + ")";
-  }
-  if (!s.options.unix_socket.empty()) where += (where.empty() ? "" : ", ") + s.options.unix_socket;
   std::string clients;
   for (const std::string& c : s.options.access.AllowedClientStrings()) {
     clients += (clients.empty() ? "" : " ") + c;
   }
   spdlog::info("nbd: serving the files of /{}/ on {}; TCP clients [{}], secure_port={}, max {} "
                "connections ({} per address)",
-               kExportDirectory, where, clients, s.options.access.secure_port,
+               kExportDirectory, s.listeners.Describe(), clients, s.options.access.secure_port,
                s.options.access.limits.max_connections,
                s.options.access.limits.max_connections_per_client);
   return Status::OK();
@@ -478,29 +427,17 @@ void NbdServer::Stop() {
     s.stopped = true;
     open = s.connections;
   }
-  asio::post(s.io, [&s] {
-    asio::error_code ignored;
-    for (auto& acceptor : s.tcp_acceptors) acceptor->close(ignored);
-    if (s.local_acceptor) s.local_acceptor->close(ignored);
-  });
+  asio::post(s.io, [&s] { s.listeners.Close(); });
   for (auto& connection : open) connection->Close();
   open.clear();
   s.workers->join();
   s.io.stop();
   if (s.io_thread.joinable()) s.io_thread.join();
-  if (s.local_acceptor) ::unlink(s.options.unix_socket.c_str());
+  s.listeners.RemoveUnixSocket();
   MutexLock lock(&s.mu);
   s.connections.clear();
 }
 
-std::vector<uint16_t> NbdServer::bound_ports() const {
-  std::vector<uint16_t> ports;
-  for (auto& acceptor : impl_->tcp_acceptors) {
-    asio::error_code ec;
-    auto endpoint = acceptor->local_endpoint(ec);
-    ports.push_back(ec ? 0 : endpoint.port());
-  }
-  return ports;
-}
+std::vector<uint16_t> NbdServer::bound_ports() const { return impl_->listeners.bound_ports(); }
 
 }  // namespace pail::nbd

@@ -184,16 +184,36 @@ Outcome Transmission::Run(const Request& request, std::string_view payload) cons
   return Done(request, 0);
 }
 
+std::optional<Outcome> Transmission::TryExecute(const Request& request) const {
+  // Only whole reads: a short one (the file shrank) is left to Read().
+  if (request.type != kCmdRead || request.length == 0 || Check(request) != 0) return std::nullopt;
+  auto op = metrics::ProtocolMetrics::For("nbd").Start(CommandName(request.type));
+  auto r = fs_.TryRead(kRoot, session_.export_info.ino, request.offset, request.length, 0);
+  // Refused or failed: nothing counted here, the worker's retry is.
+  if (!r.ok() || r->data.size() != request.length) return std::nullopt;
+  Outcome o;
+  o.reply = ReadReplyHeader(request);
+  o.data = std::move(r->data);
+  op.Done(0);
+  return o;
+}
+
+std::string Transmission::ReadReplyHeader(const Request& request) const {
+  std::string header;
+  if (session_.structured_replies) {
+    header = ChunkHeader(kReplyFlagDone, kReplyTypeOffsetData, request.cookie,
+                         static_cast<uint32_t>(8 + request.length));
+    PutU64(&header, request.offset);
+  } else {
+    header = SimpleReplyHeader(0, request.cookie);
+  }
+  return header;
+}
+
 Outcome Transmission::Read(const Request& request) const {
   Outcome o;
-  if (session_.structured_replies) {
-    if (request.length == 0) return Done(request, 0);
-    o.reply = ChunkHeader(kReplyFlagDone, kReplyTypeOffsetData, request.cookie,
-                          static_cast<uint32_t>(8 + request.length));
-    PutU64(&o.reply, request.offset);
-  } else {
-    o.reply = SimpleReplyHeader(0, request.cookie);
-  }
+  if (session_.structured_replies && request.length == 0) return Done(request, 0);
+  o.reply = ReadReplyHeader(request);
   // The file may have shrunk since the handshake: what the client was told
   // exists still reads, as zeros. The first piece read is the reply's data
   // as it is (normally the whole of it).

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -41,12 +42,19 @@ class Transmission {
 
   // Runs one request and counts it in the "nbd" protocol metrics.
   Outcome Execute(const Request& request, std::string_view payload) const;
+  // Execute() of a READ that needs no waiting (FileSystem::TryRead: bytes in
+  // memory or the local cache, the file's lock free), on the connection's
+  // I/O thread, saving the hand-off to a worker and back. nullopt, nothing
+  // done or counted, for anything else: the request then goes to Execute().
+  std::optional<Outcome> TryExecute(const Request& request) const;
 
  private:
   Outcome Run(const Request& request, std::string_view payload) const;
   // The error to reply, or 0 when the request may run.
   uint32_t Check(const Request& request) const;
   Outcome Read(const Request& request) const;
+  // The reply header of a successful READ, before its data.
+  std::string ReadReplyHeader(const Request& request) const;
   Outcome BlockStatus(const Request& request) const;
   // Success or `error`, in the negotiated reply style.
   Outcome Done(const Request& request, uint32_t error) const;

@@ -15,11 +15,11 @@
 #include <unordered_map>
 
 #include "metrics/protocol_metrics.h"
+#include "net/listeners.h"
 #include "nfs/record_assembler.h"
 
 namespace pail::nfs {
 
-using asio::ip::tcp;
 
 namespace {
 
@@ -41,52 +41,18 @@ int64_t NowNanos() {
 
 }  // namespace
 
-Status ParseListenAddress(const std::string& address, std::string* host, uint16_t* port) {
-  std::string port_text;
-  if (!address.empty() && address[0] == '[') {
-    size_t close = address.find(']');
-    if (close == std::string::npos || close + 1 >= address.size() || address[close + 1] != ':') {
-      return Status::InvalidArgument("listen address '" + address + "': expected [v6]:port");
-    }
-    *host = address.substr(1, close - 1);
-    port_text = address.substr(close + 2);
-  } else {
-    size_t colon = address.rfind(':');
-    if (colon == std::string::npos || address.find(':') != colon) {
-      return Status::InvalidArgument("listen address '" + address +
-                                     "': expected host:port (IPv6 as [addr]:port)");
-    }
-    *host = address.substr(0, colon);
-    port_text = address.substr(colon + 1);
-  }
-  unsigned value = 0;
-  auto [end, ec] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), value);
-  if (ec != std::errc() || end != port_text.data() + port_text.size() || value > 65535 ||
-      port_text.empty()) {
-    return Status::InvalidArgument("listen address '" + address + "': bad port '" + port_text + "'");
-  }
-  asio::error_code parse_error;
-  asio::ip::make_address(*host, parse_error);
-  if (parse_error) {
-    return Status::InvalidArgument("listen address '" + address + "': '" + *host +
-                                   "' is not an IP address");
-  }
-  *port = static_cast<uint16_t>(value);
-  return Status::OK();
-}
-
 class Connection;
 
 struct RpcTcpServer::Impl {
   Impl(const RpcDispatcher& d, RpcTcpServerOptions o) : dispatcher(d), options(std::move(o)) {}
 
-  void Accept(tcp::acceptor* acceptor);
   // Under mu: takes the connection out of the table; false if it was not there.
   bool RemoveLocked(Connection* connection);
   void Forget(Connection* connection);
   // Admits a new connection from `address` or says why not; may close the
   // longest-idle connection to make room.
-  std::shared_ptr<Connection> Admit(tcp::socket& socket, std::string* refusal);
+  std::shared_ptr<Connection> Admit(net::Socket& socket, const net::Peer& peer,
+                                    std::string* refusal);
   void ScheduleIdleSweep();
   void CloseIdle();
   size_t max_running() const {
@@ -97,7 +63,7 @@ struct RpcTcpServer::Impl {
   const RpcDispatcher& dispatcher;
   RpcTcpServerOptions options;
   asio::io_context io;
-  std::vector<std::unique_ptr<tcp::acceptor>> acceptors;
+  net::Listeners listeners{io, "nfs"};
   std::vector<std::thread> threads;  // running io
   std::unique_ptr<asio::steady_timer> idle_timer;
   server::RefusalLog refusal_log;
@@ -119,19 +85,15 @@ struct RpcTcpServer::Impl {
 // the connection is closed (its number may be reused).
 class Connection : public std::enable_shared_from_this<Connection> {
  public:
-  Connection(RpcTcpServer::Impl* server, tcp::socket socket)
+  Connection(RpcTcpServer::Impl* server, net::Socket socket, const net::Peer& peer)
       : server_(server),
         socket_(std::move(socket)),
         strand_(asio::make_strand(server->io)),
         assembler_(server->options.max_record_bytes),
         read_buffer_(kReadBufferBytes) {
-    asio::error_code ec;
-    auto local = socket_.local_endpoint(ec);
-    context_.local_port = ec ? 0 : local.port();
-    auto peer = socket_.remote_endpoint(ec);
-    context_.peer_address = ec ? "unknown" : peer.address().to_string();
-    context_.peer_port = ec ? 0 : peer.port();
-    socket_.set_option(tcp::no_delay(true), ec);
+    context_.local_port = peer.local_port;
+    context_.peer_address = peer.address;
+    context_.peer_port = peer.port;
     Touch();
   }
 
@@ -357,7 +319,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
       closed_ = true;
       // Queued replies stay: an aborted write may still point into them.
       asio::error_code ignored;
-      socket_.shutdown(tcp::socket::shutdown_both, ignored);
+      socket_.shutdown(net::Socket::shutdown_both, ignored);
       socket_.close(ignored);
     }
     {
@@ -373,7 +335,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   }
 
   RpcTcpServer::Impl* server_;
-  tcp::socket socket_;
+  net::Socket socket_;
   asio::strand<asio::io_context::executor_type> strand_;
   CallContext context_;
   // Reading side, on the strand only.
@@ -397,32 +359,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   size_t front_sent_ = 0;          // guarded by write_mu_: bytes of replies_.front() already sent
 };
 
-void RpcTcpServer::Impl::Accept(tcp::acceptor* acceptor) {
-  acceptor->async_accept(asio::make_strand(io), [this, acceptor](asio::error_code ec,
-                                                                 tcp::socket socket) {
-    if (ec) {
-      if (ec == asio::error::operation_aborted || !acceptor->is_open()) return;
-      spdlog::warn("nfs: accept failed: {}", ec.message());
-    } else {
-      std::string refusal;
-      std::shared_ptr<Connection> connection = Admit(socket, &refusal);
-      if (connection) {
-        connection->Start();
-      } else {
-        if (!refusal.empty()) refusal_log.Refused("rpc: refusing connection: " + refusal);
-        asio::error_code ignored;
-        socket.close(ignored);
-      }
-    }
-    Accept(acceptor);
-  });
-}
-
-std::shared_ptr<Connection> RpcTcpServer::Impl::Admit(tcp::socket& socket, std::string* refusal) {
-  asio::error_code ec;
-  tcp::endpoint peer = socket.remote_endpoint(ec);
-  if (ec) return nullptr;  // already gone
-  std::string address = peer.address().to_string();
+std::shared_ptr<Connection> RpcTcpServer::Impl::Admit(net::Socket& socket, const net::Peer& peer,
+                                                      std::string* refusal) {
+  const std::string& address = peer.address;
   std::shared_ptr<Connection> victim;
   std::shared_ptr<Connection> connection;
   {
@@ -454,7 +393,7 @@ std::shared_ptr<Connection> RpcTcpServer::Impl::Admit(tcp::socket& socket, std::
       }
       RemoveLocked(victim.get());
     }
-    connection = std::make_shared<Connection>(this, std::move(socket));
+    connection = std::make_shared<Connection>(this, std::move(socket), peer);
     connections.insert(connection);
     per_address[address]++;
     metrics::ProtocolMetrics::For("nfs").ConnectionOpened();
@@ -524,26 +463,19 @@ Status RpcTcpServer::Start() {
   Impl& s = *impl_;
   if (s.started) return Status::InvalidArgument("RPC server already started");
   if (s.options.addresses.empty()) return Status::InvalidArgument("no listen address configured");
-  for (const std::string& address : s.options.addresses) {
-    std::string host;
-    uint16_t port = 0;
-    PAIL_RETURN_IF_ERROR(ParseListenAddress(address, &host, &port));
-    tcp::endpoint endpoint(asio::ip::make_address(host), port);
-    auto acceptor = std::make_unique<tcp::acceptor>(s.io);
-    asio::error_code ec;
-    acceptor->open(endpoint.protocol(), ec);
-    if (!ec) acceptor->set_option(tcp::acceptor::reuse_address(true), ec);
-    if (!ec && endpoint.address().is_v6()) acceptor->set_option(asio::ip::v6_only(true), ec);
-    if (!ec) acceptor->bind(endpoint, ec);
-    if (!ec) acceptor->listen(asio::socket_base::max_listen_connections, ec);
-    if (ec) {
-      s.acceptors.clear();
-      return Status::IOError("cannot listen on " + address + ": " + ec.message());
-    }
-    s.acceptors.push_back(std::move(acceptor));
-  }
+  PAIL_RETURN_IF_ERROR(s.listeners.Open(s.options.addresses, ""));
   s.started = true;
-  for (auto& acceptor : s.acceptors) s.Accept(acceptor.get());
+  s.listeners.Start([&s](net::Socket socket, const net::Peer& peer) {
+    std::string refusal;
+    std::shared_ptr<Connection> connection = s.Admit(socket, peer, &refusal);
+    if (connection) {
+      connection->Start();
+    } else {
+      if (!refusal.empty()) s.refusal_log.Refused("rpc: refusing connection: " + refusal);
+      asio::error_code ignored;
+      socket.close(ignored);
+    }
+  });
   s.idle_timer = std::make_unique<asio::steady_timer>(s.io);
   if (s.options.limits.idle_timeout.count() > 0) s.ScheduleIdleSweep();
   for (unsigned i = 0; i < std::max(1u, s.options.worker_threads) + 1; i++) {
@@ -563,10 +495,7 @@ void RpcTcpServer::Stop() {
   }
   asio::post(s.io, [&s] {
     s.idle_timer->cancel();
-    for (auto& acceptor : s.acceptors) {
-      asio::error_code ignored;
-      acceptor->close(ignored);
-    }
+    s.listeners.Close();
   });
   for (auto& connection : open) connection->Close();
   open.clear();
@@ -581,14 +510,6 @@ void RpcTcpServer::Stop() {
   s.per_address.clear();
 }
 
-std::vector<uint16_t> RpcTcpServer::bound_ports() const {
-  std::vector<uint16_t> ports;
-  for (auto& acceptor : impl_->acceptors) {
-    asio::error_code ec;
-    auto endpoint = acceptor->local_endpoint(ec);
-    ports.push_back(ec ? 0 : endpoint.port());
-  }
-  return ports;
-}
+std::vector<uint16_t> RpcTcpServer::bound_ports() const { return impl_->listeners.bound_ports(); }
 
 }  // namespace pail::nfs

@@ -79,7 +79,4 @@ class RpcTcpServer {
   std::unique_ptr<Impl> impl_;
 };
 
-// Splits "1.2.3.4:2049" or "[::1]:2049" into host and port.
-Status ParseListenAddress(const std::string& address, std::string* host, uint16_t* port);
-
 }  // namespace pail::nfs

@@ -12,12 +12,12 @@
 #include <set>
 #include <thread>
 
-#include "nfs/rpc_tcp_server.h"  // ParseListenAddress
+#include "net/listeners.h"
 #include "util/mutex.h"
 
 namespace pail::ninep {
 
-using Socket = asio::generic::stream_protocol::socket;
+using net::Socket;
 
 namespace {
 
@@ -68,8 +68,7 @@ class Connection;
 struct NinepServer::Impl {
   Impl(fs::FileSystem& f, NinepServerOptions o) : fs(f), options(std::move(o)) {}
 
-  template <typename Acceptor>
-  void Accept(Acceptor* acceptor);
+  void Admit(Socket socket, const net::Peer& from);
   void Forget(Connection* connection);
 
   fs::FileSystem& fs;
@@ -78,8 +77,7 @@ struct NinepServer::Impl {
   server::RefusalLog refusals;
   asio::io_context io;
   std::unique_ptr<asio::thread_pool> workers;
-  std::vector<std::unique_ptr<asio::ip::tcp::acceptor>> tcp_acceptors;
-  std::unique_ptr<asio::local::stream_protocol::acceptor> unix_acceptor;
+  net::Listeners listeners{io, "9p"};
   std::vector<std::thread> io_threads;
   std::atomic<uint64_t> next_session{1};
   Mutex mu;
@@ -368,53 +366,35 @@ class Connection : public std::enable_shared_from_this<Connection> {
   bool closed_ GUARDED_BY(mu_) = false;
 };
 
-template <typename Acceptor>
-void NinepServer::Impl::Accept(Acceptor* acceptor) {
-  acceptor->async_accept(asio::make_strand(io), [this, acceptor](asio::error_code ec,
-                                                                 typename Acceptor::protocol_type::socket socket) {
-    if (ec) {
-      if (ec == asio::error::operation_aborted || !acceptor->is_open()) return;
-      spdlog::warn("9p: accept failed: {}", ec.message());
-      Accept(acceptor);
+void NinepServer::Impl::Admit(Socket socket, const net::Peer& from) {
+  const std::string peer = from.tcp() ? from.address : "unix socket";
+  asio::error_code ignored;
+  if (from.tcp()) {
+    // The shared client policy (allow-list, secure port); a Unix socket's
+    // callers are whoever its file permissions let in.
+    std::optional<std::string> refusal =
+        options.session.identity.RefusalReason(from.address, from.port);
+    if (refusal) {
+      refusals.Refused("9p: refusing connection from " + peer + ": " + *refusal);
+      socket.close(ignored);
       return;
     }
-    std::string peer = "unix socket";
-    asio::error_code ignored;
-    if constexpr (std::is_same_v<Acceptor, asio::ip::tcp::acceptor>) {
-      socket.set_option(asio::ip::tcp::no_delay(true), ignored);
-      auto endpoint = socket.remote_endpoint(ignored);
-      peer = ignored ? "unknown" : endpoint.address().to_string();
-      // The shared client policy (allow-list, secure port); a Unix socket's
-      // callers are whoever its file permissions let in.
-      std::optional<std::string> refusal =
-          options.session.identity.RefusalReason(peer, ignored ? 0 : endpoint.port());
-      if (refusal) {
-        refusals.Refused("9p: refusing connection from " + peer + ": " + *refusal);
-        socket.close(ignored);
-        Accept(acceptor);
-        return;
-      }
+  }
+  std::shared_ptr<Connection> connection;
+  {
+    MutexLock lock(&mu);
+    if (!stopped && connections.size() < options.max_connections) {
+      connection = std::make_shared<Connection>(this, std::move(socket), peer);
+      connections.insert(connection);
     }
-    auto protocol = socket.local_endpoint(ignored).protocol();
-    Socket generic(io, asio::generic::stream_protocol(protocol.family(), protocol.protocol()),
-                   socket.release(ignored));
-    std::shared_ptr<Connection> connection;
-    {
-      MutexLock lock(&mu);
-      if (!stopped && connections.size() < options.max_connections) {
-        connection = std::make_shared<Connection>(this, std::move(generic), peer);
-        connections.insert(connection);
-      }
-    }
-    if (connection) {
-      connection->Start();
-    } else {
-      spdlog::warn("9p: refusing connection from {}: {} connections open", peer,
-                   options.max_connections);
-      generic.close(ignored);
-    }
-    Accept(acceptor);
-  });
+  }
+  if (connection) {
+    connection->Start();
+  } else {
+    spdlog::warn("9p: refusing connection from {}: {} connections open", peer,
+                 options.max_connections);
+    socket.close(ignored);
+  }
 }
 
 void NinepServer::Impl::Forget(Connection* connection) {
@@ -440,52 +420,13 @@ Status NinepServer::Start() {
   if (s.options.addresses.empty() && s.options.unix_socket.empty()) {
     return Status::InvalidArgument("9P server: no address or unix_socket configured");
   }
-  for (const std::string& address : s.options.addresses) {
-    std::string host;
-    uint16_t port = 0;
-    PAIL_RETURN_IF_ERROR(nfs::ParseListenAddress(address, &host, &port));
-    asio::ip::tcp::endpoint endpoint(asio::ip::make_address(host), port);
-    auto acceptor = std::make_unique<asio::ip::tcp::acceptor>(s.io);
-    asio::error_code ec;
-    acceptor->open(endpoint.protocol(), ec);
-    if (!ec) acceptor->set_option(asio::ip::tcp::acceptor::reuse_address(true), ec);
-    if (!ec && endpoint.address().is_v6()) acceptor->set_option(asio::ip::v6_only(true), ec);
-    if (!ec) acceptor->bind(endpoint, ec);
-    if (!ec) acceptor->listen(asio::socket_base::max_listen_connections, ec);
-    if (ec) {
-      s.tcp_acceptors.clear();
-      return Status::IOError("9p: cannot listen on " + address + ": " + ec.message());
-    }
-    s.tcp_acceptors.push_back(std::move(acceptor));
-  }
-  if (!s.options.unix_socket.empty()) {
-    // A socket file left by an earlier run would make bind fail.
-    ::unlink(s.options.unix_socket.c_str());
-    asio::local::stream_protocol::endpoint endpoint(s.options.unix_socket);
-    auto acceptor = std::make_unique<asio::local::stream_protocol::acceptor>(s.io);
-    asio::error_code ec;
-    acceptor->open(endpoint.protocol(), ec);
-    if (!ec) acceptor->bind(endpoint, ec);
-    if (!ec) acceptor->listen(asio::socket_base::max_listen_connections, ec);
-    if (ec) {
-      s.tcp_acceptors.clear();
-      return Status::IOError("9p: cannot listen on unix socket " + s.options.unix_socket + ": " +
-                             ec.message());
-    }
-    s.unix_acceptor = std::move(acceptor);
-  }
+  PAIL_RETURN_IF_ERROR(s.listeners.Open(s.options.addresses, s.options.unix_socket));
   s.started = true;
   s.workers = std::make_unique<asio::thread_pool>(std::max(1u, s.options.worker_threads));
-  for (auto& acceptor : s.tcp_acceptors) s.Accept(acceptor.get());
-  if (s.unix_acceptor) s.Accept(s.unix_acceptor.get());
+  s.listeners.Start([&s](Socket socket, const net::Peer& from) { s.Admit(std::move(socket), from); });
   s.io_threads.emplace_back([&s] { s.io.run(); });
-  std::string where;
-  std::vector<uint16_t> ports = bound_ports();
-  for (size_t i = 0; i < ports.size(); i++) {
-    where += (i ? ", " : "") + s.options.addresses[i] + " (port " + std::to_string(ports[i]) + ")";
-  }
-  if (!s.options.unix_socket.empty()) where += (where.empty() ? "" : ", ") + s.options.unix_socket;
-  spdlog::info("9p: 9P2000.L listening on {}; msize up to {}", where, s.options.session.max_msize);
+  spdlog::info("9p: 9P2000.L listening on {}; msize up to {}", s.listeners.Describe(),
+               s.options.session.max_msize);
   return Status::OK();
 }
 
@@ -498,11 +439,7 @@ void NinepServer::Stop() {
     s.stopped = true;
     open = s.connections;
   }
-  asio::post(s.io, [&s] {
-    asio::error_code ignored;
-    for (auto& acceptor : s.tcp_acceptors) acceptor->close(ignored);
-    if (s.unix_acceptor) s.unix_acceptor->close(ignored);
-  });
+  asio::post(s.io, [&s] { s.listeners.Close(); });
   for (auto& connection : open) connection->Close();
   open.clear();
   // Running requests finish (their replies go nowhere); then the I/O thread
@@ -517,17 +454,9 @@ void NinepServer::Stop() {
     MutexLock lock(&s.mu);
     s.connections.clear();
   }
-  if (!s.options.unix_socket.empty()) ::unlink(s.options.unix_socket.c_str());
+  s.listeners.RemoveUnixSocket();
 }
 
-std::vector<uint16_t> NinepServer::bound_ports() const {
-  std::vector<uint16_t> ports;
-  for (auto& acceptor : impl_->tcp_acceptors) {
-    asio::error_code ec;
-    auto endpoint = acceptor->local_endpoint(ec);
-    ports.push_back(ec ? 0 : endpoint.port());
-  }
-  return ports;
-}
+std::vector<uint16_t> NinepServer::bound_ports() const { return impl_->listeners.bound_ports(); }
 
 }  // namespace pail::ninep

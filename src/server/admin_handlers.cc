@@ -79,6 +79,7 @@ std::string ServerView::MetricsText() const {
              "(RocksDB's memory block cache).");
   out.Sample("pailfs_cache_hits_total", {{"cache", "disk"}}, st.disk_cache_hits);
   out.Sample("pailfs_cache_hits_total", {{"cache", "block"}}, st.block_cache_hits);
+  out.Sample("pailfs_cache_hits_total", {{"cache", "segments"}}, st.segment_memory_hits);
   out.Family("pailfs_cache_misses_total", "counter",
              "Reads a cache could not serve (disk: fetched from the bucket).");
   out.Sample("pailfs_cache_misses_total", {{"cache", "disk"}}, st.disk_cache_misses);
@@ -86,9 +87,15 @@ std::string ServerView::MetricsText() const {
   out.Family("pailfs_cache_bytes", "gauge", "Bytes held by each cache.");
   out.Sample("pailfs_cache_bytes", {{"cache", "disk"}}, st.disk_cache_bytes);
   out.Sample("pailfs_cache_bytes", {{"cache", "block"}}, st.block_cache_bytes);
+  // Segments just uploaded, kept in memory: half of memory_size_gb.
+  out.Sample("pailfs_cache_bytes", {{"cache", "segments"}}, st.segment_memory_bytes);
   out.Family("pailfs_cache_capacity_bytes", "gauge", "Configured size of each cache.");
   out.Sample("pailfs_cache_capacity_bytes", {{"cache", "disk"}}, config_.cache.disk_size_gb * kGiB);
-  out.Sample("pailfs_cache_capacity_bytes", {{"cache", "block"}}, config_.cache.memory_size_gb * kGiB);
+  // memory_size_gb is split in halves between the two (engine.cc).
+  out.Sample("pailfs_cache_capacity_bytes", {{"cache", "block"}},
+             config_.cache.memory_size_gb * kGiB / 2);
+  out.Sample("pailfs_cache_capacity_bytes", {{"cache", "segments"}},
+             config_.cache.memory_size_gb * kGiB / 2);
 
   gauge("pailfs_idle_upload_buffer_bytes",
         "Upload buffers kept for reuse (at most 64 MiB of bodies and 64 MiB of ciphertext).",
@@ -196,7 +203,8 @@ AdminReply ServerView::Status(bool json) const {
     out += ",\"wal_pending_bytes\":" + JsonNumber(st.pending_wal_bytes);
     out += ",\"last_sync_age_seconds\":" + (synced ? JsonNumber(sync_age) : std::string("null"));
     out += ",\"disk_cache_bytes\":" + JsonNumber(st.disk_cache_bytes);
-    out += ",\"memory_cache_bytes\":" + JsonNumber(st.block_cache_bytes);
+    out += ",\"memory_cache_bytes\":" +
+           JsonNumber(st.block_cache_bytes + st.segment_memory_bytes);
     out += ",\"used_bytes\":" + JsonNumber(fc.used_bytes);
     out += ",\"inodes\":" + JsonNumber(fc.used_inodes);
     out += ",\"requests_this_run\":" + JsonNumber(run.total_requests());
@@ -217,7 +225,8 @@ AdminReply ServerView::Status(bool json) const {
   out += synced ? fmt::format("synced:   {:.1f} s ago\n", sync_age)
                 : std::string("synced:   not since start (nothing was dirty)\n");
   out += fmt::format("cache:    disk {} of {}, memory {} of {}\n", Bytes(st.disk_cache_bytes),
-                     Bytes(config_.cache.disk_size_gb * kGiB), Bytes(st.block_cache_bytes),
+                     Bytes(config_.cache.disk_size_gb * kGiB),
+                     Bytes(st.block_cache_bytes + st.segment_memory_bytes),
                      Bytes(config_.cache.memory_size_gb * kGiB));
   out += fmt::format("requests: {} this run ({} up, {} down), {} since the bucket was created\n",
                      run.total_requests(), Bytes(run.bytes_written()), Bytes(run.bytes_read()),

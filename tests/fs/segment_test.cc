@@ -9,6 +9,7 @@
 #include <future>
 #include <mutex>
 #include <random>
+#include <set>
 #include <thread>
 
 #include "engine/data_objects.h"
@@ -247,6 +248,45 @@ TEST_F(SegmentTest, HalfDeadSegmentsAreRewritten) {
       << "bucket holds " << DataObjects().second << " data bytes for 2 MiB of live data";
   Remount();
   EXPECT_EQ(ReadAt(a, 0, 4 << 20), da);
+  ExpectFsckClean();
+}
+
+// Segments just uploaded are read back from memory (segment_memory.h); the
+// collector's deletions take their bodies out, and what it moves elsewhere
+// is read from its new segment, never from a stale body.
+TEST_F(SegmentTest, MemoryHoldsOnlySegmentsStillInTheBucket) {
+  Ino a = MakeFile(kRootIno, "a");
+  Ino b = MakeFile(kRootIno, "b");
+  std::string da = Pattern(2 << 20, 51), db = Pattern(2 << 20, 52);
+  WriteInterleaved(a, da, b, db);
+  engine::DataObjects& objects = engine_->data_objects();
+  auto ids = [&] {
+    std::set<uint64_t> out;
+    auto listed = ListAll(*store_, engine::kDataPrefix);
+    EXPECT_TRUE(listed.ok());
+    for (const auto& o : *listed) out.insert(*engine::DataObjects::ParseKey(o.key));
+    return out;
+  };
+  const std::set<uint64_t> before = ids();
+  size_t kept = 0;
+  for (uint64_t id : before) kept += objects.memory().Contains(id);
+  EXPECT_GE(kept, 1u) << "no upload was kept in memory";
+  const uint64_t hits = objects.memory().hits();
+  EXPECT_TRUE(ReadAt(a, 0, 2 << 20) == da);
+  EXPECT_GT(objects.memory().hits(), hits) << "a read of data just written missed memory";
+  ASSERT_FS_OK(fs_->Unlink(Root(), kRootIno, "b"));
+  EXPECT_TRUE(WaitFor([&] { return fs_->counters().segments_relocated >= 1; }));
+  EXPECT_TRUE(WaitFor([&] { return DataObjects().second <= (2u << 20) + (256u << 10); }));
+  const std::set<uint64_t> after = ids();
+  for (uint64_t id : before) {
+    if (after.count(id) == 0) EXPECT_FALSE(objects.memory().Contains(id)) << id;
+  }
+  // Relocated (old) data is not kept: it would only displace new data.
+  for (uint64_t id : after) {
+    if (before.count(id) == 0) EXPECT_FALSE(objects.memory().Contains(id)) << id;
+  }
+  EXPECT_TRUE(ReadAt(a, 0, 4 << 20) == da);
+  EXPECT_LE(objects.memory().charged(), objects.memory().capacity());
   ExpectFsckClean();
 }
 
@@ -808,6 +848,30 @@ TEST_F(GatedHeldTest, TryCallsNeverWaitOnTheBucket) {
   Remount();
   EXPECT_TRUE(ReadAt(f, 0, 1 << 20) == data);
   ExpectFsckClean();
+}
+
+// A segment this process uploaded is in memory: TryRead serves it with the
+// bucket closed, and no bucket read happens.
+TEST_F(GatedHeldTest, TryReadServesJustUploadedSegmentsFromMemory) {
+  Ino f = MakeFile(kRootIno, "f");
+  const std::string data = Pattern(1 << 20, 46);
+  WriteAt(f, 0, data);
+  Fsync(f);
+  gated_->SetOpen(false);
+  const uint64_t hits = engine_->data_objects().memory().hits();
+  const uint64_t misses = engine_->stats().disk_cache_misses;
+  auto r = fs_->TryRead(Root(), f, 10 * kChunkSize + 7, 3 * kChunkSize, 0);
+  ASSERT_FS_OK(r);
+  EXPECT_TRUE(r->data == data.substr(10 * kChunkSize + 7, 3 * kChunkSize));
+  EXPECT_GT(engine_->data_objects().memory().hits(), hits);
+  EXPECT_EQ(gated_->waiting(), 0);
+  EXPECT_EQ(engine_->stats().disk_cache_misses, misses);
+  gated_->SetOpen(true);
+  // After a restart memory is empty: the same read must go to the bucket.
+  Remount();
+  gated_->SetOpen(false);
+  EXPECT_ERRNO(fs_->TryRead(Root(), f, 10 * kChunkSize + 7, 3 * kChunkSize, 0), EWOULDBLOCK);
+  gated_->SetOpen(true);
 }
 
 // They give up, too, on a file whose lock another call holds while it

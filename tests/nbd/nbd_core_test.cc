@@ -212,6 +212,61 @@ TEST_F(NbdCoreTest, ReadRepliesCarryTheDataApart) {
   EXPECT_EQ(t.Execute(q, {}).data, bytes.substr(0, 10) + std::string(54, '\0'));
 }
 
+// A READ that needs no waiting runs through TryExecute (on the I/O thread)
+// and replies exactly as Execute; anything else is left to Execute.
+TEST_F(NbdCoreTest, TryExecuteRunsOnlyReadsThatNeedNoWaiting) {
+  fs::Ino ino = MakeExport("t", 64 * fs::kChunkSize);
+  std::string bytes(40 * fs::kChunkSize, '\0');
+  for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<char>(i * 13 + 5);
+  WriteAt(ino, 0, bytes);
+  ASSERT_TRUE(fs_->Fsync(fs::testing::Root(), ino).ok());  // uploaded: kept in memory
+  for (bool structured : {false, true}) {
+    Handshake h(*exports_);
+    if (structured) Option(kOptStructuredReply, "", h);
+    OptionOutcome o;
+    Option(kOptGo, GoData("t"), h, &o);
+    ASSERT_EQ(o, OptionOutcome::kTransmit);
+    Transmission t(*fs_, h.session());
+    Request q;
+    q.magic = kRequestMagic;
+    q.type = kCmdRead;
+    q.cookie = 11;
+    q.offset = 3 * fs::kChunkSize + 5;
+    q.length = 4096;
+    std::optional<Outcome> fast = t.TryExecute(q);
+    ASSERT_TRUE(fast.has_value());
+    Outcome slow = t.Execute(q, {});
+    EXPECT_EQ(fast->reply, slow.reply);
+    EXPECT_EQ(fast->data, bytes.substr(q.offset, q.length));
+    EXPECT_EQ(fast->data, slow.data);
+    // Out of range: an error, which only Execute replies.
+    q.offset = 64 * fs::kChunkSize;
+    EXPECT_FALSE(t.TryExecute(q).has_value());
+    // Not a read.
+    q.offset = 0;
+    q.type = kCmdFlush;
+    q.length = 0;
+    EXPECT_FALSE(t.TryExecute(q).has_value());
+  }
+  // Past the file's end (it shrank after the client looked): Execute pads.
+  fs::SetAttrRequest req;
+  req.size = 10;
+  ASSERT_TRUE(fs_->SetAttr(fs::testing::Root(), ino, req).ok());
+  Handshake h(*exports_);
+  OptionOutcome o;
+  Option(kOptGo, GoData("t"), h, &o);
+  ASSERT_EQ(o, OptionOutcome::kTransmit);
+  Session stale = h.session();
+  stale.export_info.size = 64 * fs::kChunkSize;
+  Transmission t(*fs_, stale);
+  Request q;
+  q.magic = kRequestMagic;
+  q.type = kCmdRead;
+  q.offset = 0;
+  q.length = 64;
+  EXPECT_FALSE(t.TryExecute(q).has_value());
+}
+
 TEST_F(NbdCoreTest, AdmissionBoundsPayloads) {
   Request q;
   q.magic = kRequestMagic;

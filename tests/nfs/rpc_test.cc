@@ -333,21 +333,6 @@ TEST_F(DispatcherTest, PortmapGetPortAnswersThisPortForNfsAndMount) {
   EXPECT_EQ(getport(100021, 4, kIpProtoTcp), 0u);  // no lock manager
 }
 
-TEST(ListenAddressTest, ParsesIpv4AndBracketedIpv6) {
-  std::string host;
-  uint16_t port = 0;
-  ASSERT_TRUE(ParseListenAddress("127.0.0.1:2049", &host, &port).ok());
-  EXPECT_EQ(host, "127.0.0.1");
-  EXPECT_EQ(port, 2049);
-  ASSERT_TRUE(ParseListenAddress("[::1]:0", &host, &port).ok());
-  EXPECT_EQ(host, "::1");
-  EXPECT_EQ(port, 0);
-  for (const char* bad : {"127.0.0.1", "::1:2049", "[::1]2049", "localhost:2049", "1.2.3.4:65536",
-                          "1.2.3.4:", "1.2.3.4:x", "[::1:2049"}) {
-    EXPECT_FALSE(ParseListenAddress(bad, &host, &port).ok()) << bad;
-  }
-}
-
 // Sends one record-marked call to 127.0.0.1 or ::1 and returns the reply body.
 std::string RoundTrip(int family, uint16_t port, const std::string& call) {
   int fd = socket(family, SOCK_STREAM, 0);
