@@ -82,9 +82,11 @@ struct EngineStats {
   uint64_t pending_compaction_bytes = 0;
   std::vector<uint64_t> files_per_level;
   uint64_t block_cache_bytes = 0;
+  uint64_t block_cache_capacity = 0;     // the memory budget's share for it
   uint64_t block_cache_hits = 0;
   uint64_t block_cache_misses = 0;
   uint64_t segment_memory_bytes = 0;  // segment bodies kept after upload
+  uint64_t segment_memory_capacity = 0;
   uint64_t segment_memory_hits = 0;   // segment reads they served
   uint64_t disk_cache_bytes = 0;
   uint64_t disk_cache_hits = 0;    // reads served without a request

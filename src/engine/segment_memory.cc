@@ -22,14 +22,6 @@ SegmentMemory::~SegmentMemory() {
 }
 
 void SegmentMemory::Keep(uint64_t id, std::string&& body) {
-  if (body.capacity() >= 2 * body.size() && body.capacity() - body.size() >= kPooledMinBytes) {
-    // Mostly empty (a buffer sized for a whole segment holding the small
-    // last one of an upload pass): kept as a copy of its bytes, which costs
-    // little, while the big buffer goes back to the pool for the next upload.
-    std::string tight(body);
-    ReturnStringBuffer(std::move(body));
-    body = std::move(tight);
-  }
   const size_t charge = body.capacity() + kEntryOverheadBytes;
   if (charge > capacity_) {
     ReturnStringBuffer(std::move(body));

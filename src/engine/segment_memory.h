@@ -10,9 +10,10 @@
 // The bound is honest and holds at every moment: each body is charged its
 // buffer's capacity (the memory it really holds) plus kEntryOverheadBytes,
 // a body that does not fit evicts others first, and one bigger than the
-// whole bound is not kept. A body filling less than half its buffer (by at
-// least a pooled buffer's size) is kept as a copy instead, so a small
-// segment in a segment-sized buffer is not charged many times its bytes.
+// whole bound is not kept. A small segment in a segment-sized buffer is
+// charged the whole buffer rather than copied out of it: a copy would be
+// fresh memory, whose first touch costs more than the upload's encryption
+// on a virtual machine.
 // Readers copy out without the lock, holding a pin on the entry: an entry
 // evicted while pinned leaves the map at once but stays charged until its
 // last reader is done, so no reader ever holds memory outside the bound;

@@ -87,15 +87,13 @@ std::string ServerView::MetricsText() const {
   out.Family("pailfs_cache_bytes", "gauge", "Bytes held by each cache.");
   out.Sample("pailfs_cache_bytes", {{"cache", "disk"}}, st.disk_cache_bytes);
   out.Sample("pailfs_cache_bytes", {{"cache", "block"}}, st.block_cache_bytes);
-  // Segments just uploaded, kept in memory: half of memory_size_gb.
+  // Segments just uploaded, kept in memory: a quarter of memory_size_gb.
   out.Sample("pailfs_cache_bytes", {{"cache", "segments"}}, st.segment_memory_bytes);
   out.Family("pailfs_cache_capacity_bytes", "gauge", "Configured size of each cache.");
   out.Sample("pailfs_cache_capacity_bytes", {{"cache", "disk"}}, config_.cache.disk_size_gb * kGiB);
-  // memory_size_gb is split in halves between the two (engine.cc).
-  out.Sample("pailfs_cache_capacity_bytes", {{"cache", "block"}},
-             config_.cache.memory_size_gb * kGiB / 2);
-  out.Sample("pailfs_cache_capacity_bytes", {{"cache", "segments"}},
-             config_.cache.memory_size_gb * kGiB / 2);
+  // memory_size_gb is split between the two by the engine.
+  out.Sample("pailfs_cache_capacity_bytes", {{"cache", "block"}}, st.block_cache_capacity);
+  out.Sample("pailfs_cache_capacity_bytes", {{"cache", "segments"}}, st.segment_memory_capacity);
 
   gauge("pailfs_idle_upload_buffer_bytes",
         "Upload buffers kept for reuse (at most 64 MiB of bodies and 64 MiB of ciphertext).",

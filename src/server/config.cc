@@ -378,7 +378,7 @@ encryption_password = "${PAILFS_PASSWORD}"
 # Local cache only: may be emptied at any time (nothing durable lives here).
 dir = "/var/cache/pailfs"
 disk_size_gb = 10.0
-# Half for metadata blocks, half for file data just uploaded (read back from it).
+# Three quarters for metadata blocks, a quarter for file data just uploaded (read back from it).
 memory_size_gb = 1.0
 
 [filesystem]
