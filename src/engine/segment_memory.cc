@@ -22,6 +22,15 @@ SegmentMemory::~SegmentMemory() {
 }
 
 void SegmentMemory::Keep(uint64_t id, std::string&& body) {
+  if (body.size() < kPooledMinBytes && body.capacity() >= kPooledMinBytes &&
+      body.size() + kEntryOverheadBytes <= capacity_) {
+    // A small segment in a segment-sized buffer (a flush of a few writes):
+    // kept as a copy, which comes from the ordinary heap, while the big
+    // buffer goes back to the pool for the next upload.
+    std::string tight(body);
+    ReturnStringBuffer(std::move(body));
+    body = std::move(tight);
+  }
   const size_t charge = body.capacity() + kEntryOverheadBytes;
   if (charge > capacity_) {
     ReturnStringBuffer(std::move(body));

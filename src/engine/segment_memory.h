@@ -10,10 +10,11 @@
 // The bound is honest and holds at every moment: each body is charged its
 // buffer's capacity (the memory it really holds) plus kEntryOverheadBytes,
 // a body that does not fit evicts others first, and one bigger than the
-// whole bound is not kept. A small segment in a segment-sized buffer is
-// charged the whole buffer rather than copied out of it: a copy would be
-// fresh memory, whose first touch costs more than the upload's encryption
-// on a virtual machine.
+// whole bound is not kept. A small body (under kPooledMinBytes) in a
+// segment-sized buffer is kept as a copy and its buffer goes back to the
+// pool; a bigger one is kept in its buffer and charged all of it, since
+// copying megabytes means fresh memory, whose first touch costs more than
+// the upload's encryption on a virtual machine.
 // Readers copy out without the lock, holding a pin on the entry: an entry
 // evicted while pinned leaves the map at once but stays charged until its
 // last reader is done, so no reader ever holds memory outside the bound;

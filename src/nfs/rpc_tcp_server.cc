@@ -63,8 +63,9 @@ struct RpcTcpServer::Impl {
   const RpcDispatcher& dispatcher;
   RpcTcpServerOptions options;
   asio::io_context io;
+  std::unique_ptr<asio::thread_pool> workers;
   net::Listeners listeners{io, "nfs"};
-  std::vector<std::thread> threads;  // running io
+  std::vector<std::thread> io_threads;
   std::unique_ptr<asio::steady_timer> idle_timer;
   server::RefusalLog refusal_log;
   std::mutex mu;  // guards connections and per_address
@@ -76,13 +77,12 @@ struct RpcTcpServer::Impl {
 
 // One client socket.
 //
-// Reading runs on the connection's strand; a call read there runs next on
-// the same thread, outside the strand (so reading goes on beside it). The
-// thread that finishes a call sends its reply itself, with one non-blocking
-// send, when nothing else is queued or being written. A reply that does not
-// go out whole joins the queue, which the strand writes with Asio. write_mu_
-// keeps those two writers apart and keeps callers off the descriptor once
-// the connection is closed (its number may be reused).
+// Reading runs on the connection's strand. A worker that finishes a call
+// sends its reply itself, with one non-blocking send, when nothing else is
+// queued or being written; that saves a hop to an I/O thread per call. A
+// reply that does not go out whole joins the queue, which the strand writes
+// with Asio. write_mu_ keeps those two writers apart and keeps workers off
+// the descriptor once the connection is closed (its number may be reused).
 class Connection : public std::enable_shared_from_this<Connection> {
  public:
   Connection(RpcTcpServer::Impl* server, net::Socket socket, const net::Peer& peer)
@@ -190,11 +190,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
     size_t charge = 0;  // bytes added to in_flight_bytes_ for it
   };
 
-  // Runs `call` on this thread once the handler it is called from returns
-  // (defer: no wake-up of another thread); further work queued meanwhile
-  // (the connection's next read, other calls) wakes other threads.
   void Run(Call call) {
-    asio::defer(server_->io, [self = shared_from_this(), call = std::move(call)] {
+    asio::post(*server_->workers, [self = shared_from_this(), call = std::move(call)] {
       std::optional<std::string> reply = self->server_->dispatcher.Dispatch(call.record, self->context_);
       if (reply) {
         self->Deliver(std::move(*reply), call.charge);
@@ -206,7 +203,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     });
   }
 
-  // On a thread that finished a call: starts this connection's next waiting
+  // On a worker that finished a call: starts this connection's next waiting
   // call in its place.
   void RunNext() {
     Call next;
@@ -222,7 +219,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     Run(std::move(next));
   }
 
-  // On the thread that ran the call: sends `reply` now if the socket is free, else queues
+  // On a worker thread: sends `reply` now if the socket is free, else queues
   // it. `charge` is what the call held of in_flight_bytes_; the reply's real
   // size replaces it.
   void Deliver(std::string reply, size_t charge) {
@@ -265,7 +262,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
       if (closed_) return;
       size_t count = std::min(replies_.size(), kMaxRepliesPerWrite);
       buffers.reserve(count);
-      // deque elements stay where they are while calls append, so the
+      // deque elements stay where they are while workers append, so the
       // buffers remain valid until the write completes.
       for (size_t i = 0; i < count; i++) {
         size_t skip = i == 0 ? front_sent_ : 0;
@@ -344,15 +341,15 @@ class Connection : public std::enable_shared_from_this<Connection> {
   size_t read_begin_ = 0;
   size_t read_end_ = 0;
   bool reading_ = false;
-  // Shared with the threads running calls.
+  // Shared with workers.
   std::atomic<bool> closed_{false};
   std::atomic<bool> paused_{false};   // reading stopped until a call finishes
   std::atomic<size_t> in_flight_{0};        // calls read and not yet answered on the wire
   std::atomic<size_t> in_flight_bytes_{0};  // their request or reply bytes
   std::atomic<int64_t> last_active_{0};     // NowNanos() of the last read or reply
   std::mutex run_mu_;
-  size_t running_ = 0;        // guarded by run_mu_: calls running
-  std::deque<Call> waiting_;  // guarded by run_mu_: calls waiting for one of those to finish
+  size_t running_ = 0;        // guarded by run_mu_: calls on the workers
+  std::deque<Call> waiting_;  // guarded by run_mu_: calls waiting for a worker
   std::mutex write_mu_;
   bool writing_ = false;           // guarded by write_mu_: the strand owns the socket's sending side
   std::deque<std::string> replies_;  // guarded by write_mu_
@@ -465,6 +462,7 @@ Status RpcTcpServer::Start() {
   if (s.options.addresses.empty()) return Status::InvalidArgument("no listen address configured");
   PAIL_RETURN_IF_ERROR(s.listeners.Open(s.options.addresses, ""));
   s.started = true;
+  s.workers = std::make_unique<asio::thread_pool>(std::max(1u, s.options.worker_threads));
   s.listeners.Start([&s](net::Socket socket, const net::Peer& peer) {
     std::string refusal;
     std::shared_ptr<Connection> connection = s.Admit(socket, peer, &refusal);
@@ -478,8 +476,8 @@ Status RpcTcpServer::Start() {
   });
   s.idle_timer = std::make_unique<asio::steady_timer>(s.io);
   if (s.options.limits.idle_timeout.count() > 0) s.ScheduleIdleSweep();
-  for (unsigned i = 0; i < std::max(1u, s.options.worker_threads) + 1; i++) {
-    s.threads.emplace_back([&s] { s.io.run(); });
+  for (unsigned i = 0; i < std::max(1u, s.options.io_threads); i++) {
+    s.io_threads.emplace_back([&s] { s.io.run(); });
   }
   return Status::OK();
 }
@@ -499,12 +497,11 @@ void RpcTcpServer::Stop() {
   });
   for (auto& connection : open) connection->Close();
   open.clear();
-  // Running calls finish (the threads leave run() after their handler);
-  // their replies go nowhere because the sockets are closed. Calls read but
-  // not started are dropped unanswered with the loop's queue.
+  // Running calls finish; their replies go nowhere because the sockets are closed.
+  s.workers->join();
   s.io.stop();
-  for (auto& t : s.threads) t.join();
-  s.threads.clear();
+  for (auto& t : s.io_threads) t.join();
+  s.io_threads.clear();
   std::lock_guard<std::mutex> lock(s.mu);
   s.connections.clear();
   s.per_address.clear();

@@ -1,18 +1,12 @@
 // RpcTcpServer: ONC RPC over TCP for one dispatcher, on any number of
 // listening addresses.
 //
-// worker_threads + 1 threads run Asio's loop: accepting, reading and the
-// calls themselves. A call runs on the thread that read it, right after the
-// read (asio::defer), and that thread sends the reply itself when the
-// socket is free (queued replies are written by the loop), so a call costs
-// no hand-off between threads: on a loaded machine each hand-off is a
-// wake-up and a context switch, which cost 8 synchronous clients up to half
-// their rate (docs/benchmarks.md, "NFS under many clients"). While one
-// thread is inside a call, the others go on reading and running calls, so a
-// slow procedure (a COMMIT waiting for the bucket) stalls neither the
-// sockets nor other clients; a connection's further calls are read at once
-// and start on other threads, so it has many calls in flight and they are
-// answered in the order they complete.
+// An I/O thread runs Asio's accept/read loops; every call is dispatched on
+// a separate pool of worker threads, so a slow procedure (a COMMIT waiting
+// for the bucket) never stalls the sockets. The worker that finishes a call
+// sends the reply itself when the socket is free (queued replies are written
+// by the I/O thread), so a connection has many calls in flight and answers
+// them in the order they complete.
 //
 // Memory is bounded per connection: a record larger than max_record_bytes
 // closes the connection before it is buffered, and once max_in_flight calls
@@ -22,10 +16,10 @@
 // that pipelines large READs and never reads the replies costs at most
 // max_in_flight_bytes plus one call.
 //
-// Fairness: at most max_running_per_connection calls of one connection run
-// at once (the rest wait in that connection's bounded queue), so a client
-// whose calls block (WRITEs waiting for write-back memory) leaves threads
-// for reading and for everyone else.
+// Fairness: at most max_running_per_connection calls of one connection are on
+// the workers at once (the rest wait in that connection's bounded queue), so a
+// client whose calls block (WRITEs waiting for write-back memory) leaves
+// workers for everyone else.
 //
 // Connections (server::ConnectionLimits): at most max_connections_per_client
 // per client address and max_connections in all. When the table is full the
@@ -48,7 +42,8 @@ namespace pail::nfs {
 struct RpcTcpServerOptions {
   // "host:port" (IPv4) or "[v6]:port"; port 0 picks a free port.
   std::vector<std::string> addresses;
-  // Calls that can run at once; the loop runs on one thread more.
+  // One thread moves the bytes; more would only hand events to each other.
+  unsigned io_threads = 1;
   unsigned worker_threads = 8;
   server::ConnectionLimits limits;
   // 0: half the workers (at least one).

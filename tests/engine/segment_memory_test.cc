@@ -102,23 +102,33 @@ TEST(SegmentMemory, ARecentlyReadEntryOutlivesAnUnreadOne) {
   EXPECT_TRUE(memory.Read(3, 0, 10, out.data()));
 }
 
-TEST(SegmentMemory, AMostlyEmptyBufferIsKeptWholeAndChargedWhole) {
+TEST(SegmentMemory, ASmallBodyIsCopiedAndABigOneKeptInItsBuffer) {
   SegmentMemory memory(64 * kMiB);
-  std::string body = TakeStringBuffer(8 * kMiB);
-  body.assign(100 * 1024, 'y');
-  const char* buffer = body.data();
-  const size_t capacity = body.capacity();
-  memory.Keep(1, std::move(body));
-  // No copy (fresh memory) is made to save room: the buffer itself is kept
-  // and charged for all of it.
-  EXPECT_EQ(memory.charged(), capacity + SegmentMemory::kEntryOverheadBytes);
+  std::string small = TakeStringBuffer(8 * kMiB);
+  small.assign(100 * 1024, 'y');
+  const char* small_buffer = small.data();
+  memory.Keep(1, std::move(small));
+  EXPECT_LT(memory.charged(), kMiB);
   std::string out(10, '\0');
   EXPECT_TRUE(memory.Read(1, 100 * 1024 - 10, 10, out.data()));
   EXPECT_EQ(out, std::string(10, 'y'));
-  memory.Erase(1);
+  // The big buffer went straight back to the pool.
   std::string next = TakeStringBuffer(8 * kMiB);
-  EXPECT_EQ(next.data(), buffer);  // back in the pool once erased
-  ReturnStringBuffer(std::move(next));
+  EXPECT_EQ(next.data(), small_buffer);
+
+  // Megabytes are not copied (fresh memory): the buffer itself is kept and
+  // charged for all of it.
+  next.assign(2 * kMiB, 'z');
+  const size_t capacity = next.capacity();
+  const size_t before = memory.charged();
+  memory.Keep(2, std::move(next));
+  EXPECT_EQ(memory.charged() - before, capacity + SegmentMemory::kEntryOverheadBytes);
+  EXPECT_TRUE(memory.Read(2, 2 * kMiB - 10, 10, out.data()));
+  EXPECT_EQ(out, std::string(10, 'z'));
+  memory.Erase(2);
+  std::string again = TakeStringBuffer(8 * kMiB);
+  EXPECT_EQ(again.data(), small_buffer);  // back in the pool once erased
+  ReturnStringBuffer(std::move(again));
 }
 
 TEST(SegmentMemory, SmallBodiesAreChargedTheirOverhead) {

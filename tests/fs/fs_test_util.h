@@ -104,7 +104,8 @@ class FsTest : public ::testing::Test {
     eo.store = store_;
     eo.cache_dir = dir;
     eo.disk_cache_bytes = 256 << 20;
-    eo.memory_cache_bytes = 16 << 20;
+    // A quarter of it holds segments just uploaded: room for one full one.
+    eo.memory_cache_bytes = 128 << 20;
     eo.compression = "lz4";
     eo.flush_interval = std::chrono::milliseconds(500);
     eo.column_families = FileSystem::ColumnFamilies();

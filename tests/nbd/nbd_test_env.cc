@@ -36,15 +36,35 @@ uint16_t FreeIpv6Port() {
 }  // namespace
 
 void NbdServerTest::SetUp() {
-  server_ = std::make_unique<nfs::test::ServerProcess>(false);
-  nbd_port_ = nfs::test::FreePort();
-  nbd_port6_ = FreeIpv6Port();
-  unix_socket_ = server_->dir() + "/nbd.sock";
-  std::string addresses = "\"127.0.0.1:" + std::to_string(nbd_port_) + "\"";
-  if (nbd_port6_ != 0) addresses += ", \"[::1]:" + std::to_string(nbd_port6_) + "\"";
-  server_->set_extra_config("[servers.nbd]\naddresses = [" + addresses + "]\nunix_socket = \"" +
-                            unix_socket_ + "\"\n");
-  StartServer();
+  // The ports are free when picked but may be taken by a parallel test
+  // before the server binds them: pick again then.
+  for (int attempt = 1;; ++attempt) {
+    server_ = std::make_unique<nfs::test::ServerProcess>(false);
+    nbd_port_ = nfs::test::FreePort();
+    nbd_port6_ = FreeIpv6Port();
+    unix_socket_ = server_->dir() + "/nbd.sock";
+    std::string addresses = "\"127.0.0.1:" + std::to_string(nbd_port_) + "\"";
+    if (nbd_port6_ != 0) addresses += ", \"[::1]:" + std::to_string(nbd_port6_) + "\"";
+    server_->set_extra_config("[servers.nbd]\naddresses = [" + addresses + "]\nunix_socket = \"" +
+                              unix_socket_ + "\"\n");
+    ASSERT_TRUE(server_->Start()) << server_->log();
+    // NBD starts right after NFS, which Start waited for.
+    if (WaitForNbdPort()) break;
+    const bool port_taken = server_->log().find("Address already in use") != std::string::npos;
+    ASSERT_TRUE(port_taken && attempt < 3) << server_->log();
+    server_->Kill();
+  }
+  ConnectAfterStart();
+}
+
+bool NbdServerTest::WaitForNbdPort() {
+  for (int i = 0; i < 500; i++) {
+    RawClient probe(nbd_port_);
+    if (probe.connected()) return true;
+    if (server_->log().find("Address already in use") != std::string::npos) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return false;
 }
 
 void NbdServerTest::TearDown() {
@@ -58,12 +78,11 @@ void NbdServerTest::TearDown() {
 void NbdServerTest::StartServer() {
   nfs_.reset();
   ASSERT_TRUE(server_->Start()) << server_->log();
-  // NBD starts right after NFS: wait for its port too.
-  for (int i = 0; i < 500; i++) {
-    RawClient probe(nbd_port_);
-    if (probe.connected()) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
+  ConnectAfterStart();
+}
+
+void NbdServerTest::ConnectAfterStart() {
+  WaitForNbdPort();
   nfs_ = nfs::test::NfsClient::Connect(server_->port());
   ASSERT_TRUE(nfs_);
   auto root = nfs_->Mount("/");

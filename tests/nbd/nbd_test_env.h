@@ -28,6 +28,11 @@ class NbdServerTest : public ::testing::Test {
 
   // Starts (or restarts) the server on the same bucket and ports.
   void StartServer();
+  // After the server started: waits for the NBD port and mounts over NFS.
+  void ConnectAfterStart();
+  // True once the NBD port answers; false if it does not within 5 s or the
+  // server could not bind it.
+  bool WaitForNbdPort();
   void KillServer() { server_->Kill(); }
   bool StopServer() { return server_->Stop(); }
 
