@@ -60,8 +60,9 @@ class Listeners {
   // nothing stays bound.
   Status Open(const std::vector<std::string>& addresses, const std::string& unix_socket);
   // Accepts on every listener until Close, calling `accepted` on the
-  // io_context's threads; TCP connections get TCP_NODELAY (every protocol
-  // served here is request and reply).
+  // io_context's thread; TCP connections get TCP_NODELAY (every protocol
+  // served here is request and reply). The io_context must be run by one
+  // thread (every server's is): the retry state below has no lock.
   void Start(Accepted accepted);
   // Stops accepting. Call on the io_context's thread, or before it runs.
   void Close();
