@@ -8,7 +8,7 @@
 # median ops/s of each server with the ratio. Must run as root.
 #
 #   bench/ninep_vm_bench.sh [--rounds R] [--ops N] [--only w1,w2] [--trace-ops "N1 N2"]
-#                           [--opts 9P-MOUNT-OPTIONS] [--run-dir DIR]
+#                           [--opts 9P-MOUNT-OPTIONS] [--run-dir DIR] [--capture]
 #
 # Defaults: 3 rounds of 100 ops, the six workloads sequential-writes,
 # data-modifications, single-file-append, empty-files, empty-dirs,
@@ -16,13 +16,17 @@
 # mount options access=user,msize=1048576,cache=mmap (after
 # trans=tcp,port=P,version=9p2000.L; diod also gets aname=EXPORT). pailfs
 # runs with its default durability (writes acknowledged from memory).
+# --capture records the tap with tcpdump (if installed) and prints, per
+# server, the host side of each round trip (request in to reply out on the
+# tap) beside the guest's side (reply out to next request in): which of the
+# two the ops/s measure.
 # Env: BUILD (default ./build: pailfs, workloads_bench), VM_DIR (default
 # ../shared/vm). Raw results stay in the run directory (printed at the end).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=$(cd "${BUILD:-$ROOT/build}" && pwd)
 VM_DIR=$(cd "${VM_DIR:-$ROOT/../shared/vm}" && pwd)
-ROUNDS=3 OPS=100 TRACE_OPS="10 40" RUN_DIR=""
+ROUNDS=3 OPS=100 TRACE_OPS="10 40" RUN_DIR="" CAPTURE=""
 WORKLOADS=sequential-writes,data-modifications,single-file-append,empty-files,empty-dirs,random-reads
 P9_OPTS=access=user,msize=1048576,cache=mmap
 while [ $# -gt 0 ]; do
@@ -33,6 +37,7 @@ while [ $# -gt 0 ]; do
     --trace-ops) TRACE_OPS=$2; shift 2 ;;
     --opts) P9_OPTS=$2; shift 2 ;;
     --run-dir) RUN_DIR=$2; shift 2 ;;
+    --capture) CAPTURE=1; shift ;;
     *) sed -n '2,/^set -e/p' "$0" | sed 's/^# \{0,1\}//;$d' >&2; exit 2 ;;
   esac
 done
@@ -61,6 +66,12 @@ CONF
 # Both servers in the namespace at once; the harness stops the process group.
 SERVER_CMD="diod -f -n -c /dev/null -L stderr -l $SERVER_IP:$DIOD_PORT -e '$DATA/diod-export' &
 exec '$BUILD/pailfs' run -c '$DATA/pailfs.toml'"
+if [ -n "$CAPTURE" ]; then
+  command -v tcpdump > /dev/null || { echo "ninep_vm_bench: --capture needs tcpdump" >&2; exit 2; }
+  # Headers only; the harness stops the whole process group at the end.
+  SERVER_CMD="tcpdump -i vmtap0 -s 96 -w '$RUN_DIR/tap.pcap' tcp > '$RUN_DIR/tcpdump.log' 2>&1 &
+$SERVER_CMD"
+fi
 echo "ninep_vm_bench: $ROUNDS rounds x $OPS ops of $WORKLOADS; counting runs: ${TRACE_OPS:-none}"
 echo "mount -t 9p -o trans=tcp,port=P,version=9p2000.L,$P9_OPTS (diod: + aname=$DATA/diod-export)"
 rc=0
@@ -131,8 +142,10 @@ fi
 # --- timed rounds: median ops/s per server and workload, and the ratio.
 if [ -d "$OUT/rounds" ]; then
   echo
-  echo "ops/s, $ROUNDS rounds of $OPS ops (per round: pailfs diod), median, ratio pailfs/diod:"
-  printf "%-20s %-40s %9s %9s %7s\n" workload "rounds" "pailfs" "diod" "ratio"
+  echo "ops/s, $ROUNDS rounds of $OPS ops (per round: pailfs/diod), medians and their ratio;"
+  echo "paired: the median of the rounds' own ratios (each pair ran back to back);"
+  echo "pooled: diod's total time over pailfs's; won: rounds pailfs was faster in:"
+  printf "%-20s %-40s %9s %9s %7s %7s %7s %6s\n" workload "rounds" "pailfs" "diod" "ratio" "paired" "pooled" "won"
   for w in ${WORKLOADS//,/ }; do
     declare -A med=()
     rounds=""
@@ -142,15 +155,48 @@ if [ -d "$OUT/rounds" ]; then
       med[$server]=$(echo "$vals" | awk 'NF { v[++n] = $1 } END {
         if (n == 0) print "-"; else if (n % 2) print v[(n + 1) / 2]; else print (v[n / 2] + v[n / 2 + 1]) / 2 }')
     done
+    pairs=""
     for r in $(seq 1 "$ROUNDS"); do
       p=$(awk -v w="$w" '$1 == w { print $3 }' "$OUT/rounds/$r.pailfs.$w.txt" 2>/dev/null)
       d=$(awk -v w="$w" '$1 == w { print $3 }' "$OUT/rounds/$r.diod.$w.txt" 2>/dev/null)
       rounds="$rounds ${p:--}/${d:--}"
+      [ -n "$p" ] && [ -n "$d" ] && pairs="$pairs $p $d"
     done
     ratio=$(awk -v p="${med[pailfs]}" -v d="${med[diod]}" 'BEGIN {
       if (p == "-" || d == "-" || d == 0) print "-"; else printf "%.2f", p / d }')
-    printf "%-20s %-40s %9s %9s %7s\n" "$w" "$rounds" "${med[pailfs]}" "${med[diod]}" "$ratio"
+    # Pairs with a zero rate (a failed round) are left out.
+    read -r paired pooled won <<< "$(echo "$pairs" | awk '{
+      for (i = 1; i < NF; i += 2) if ($i > 0 && $(i + 1) > 0) {
+        r[++n] = $i / $(i + 1); tp += 1 / $i; td += 1 / $(i + 1); if ($i > $(i + 1)) w++ }
+      if (n == 0) { print "- - -"; exit }
+      for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (r[j] < r[i]) { t = r[i]; r[i] = r[j]; r[j] = t }
+      m = n % 2 ? r[(n + 1) / 2] : (r[n / 2] + r[n / 2 + 1]) / 2
+      printf "%.2f %.2f %d/%d\n", m, td / tp, w, n }')"
+    printf "%-20s %-40s %9s %9s %7s %7s %7s %6s\n" "$w" "$rounds" "${med[pailfs]}" "${med[diod]}" "$ratio" \
+      "$paired" "$pooled" "$won"
   done
 fi
+# --- the tap capture: per server, each request's time on the host side
+# (its last segment in to the reply's first segment out) and the guest's
+# side (reply out to the next request in; gaps over 50 ms, between
+# workloads and rounds, left out). Data segments only.
+if [ -n "$CAPTURE" ] && [ -f "$RUN_DIR/tap.pcap" ]; then
+  echo
+  echo "round trips on the tap (us; whole run, both counting and timed):"
+  for server in pailfs:$PAIL_PORT diod:$DIOD_PORT; do
+    port=${server#*:}
+    tcpdump -r "$RUN_DIR/tap.pcap" -nn -tt "tcp port $port" 2>/dev/null |
+      awk -v me="$SERVER_IP.$port" '$NF > 0 {
+        if ($3 == me) { if (req) print "host", ($1 - req) * 1e6; req = 0; last = $1 }
+        else { if (last && ($1 - last) < 0.05) print "guest", ($1 - last) * 1e6; last = 0; req = $1 } }' |
+      sort -k1,1 -k2g | awk -v name="${server%%:*}" '
+        { v[$1, ++n[$1]] = $2; s[$1] += $2 }
+        END { line = sprintf("  %-7s", name)
+              for (k in n) line = line sprintf("  %s side: n=%d mean=%.0f p50=%.0f p90=%.0f", k, n[k],
+                                                s[k] / n[k], v[k, int(n[k] / 2) + 1], v[k, int(n[k] * 0.9) + 1])
+              print line }'
+  done
+fi
+
 echo
 echo "ninep_vm_bench: rc=$rc, raw results in $RUN_DIR/vm/out ($(cat "$RUN_DIR/vm/timing" 2>/dev/null))"

@@ -96,7 +96,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   size_t length = size - 1;
   if ((data[0] & 1) == 0) {
     std::string_view record(bytes, length);
-    if (target->dispatcher->ReplyBytesBound(record) > (16u << 20)) abort();
+    if (target->dispatcher->Examine(record).reply_bytes_bound > (16u << 20)) abort();
     CheckReply(target->dispatcher->Dispatch(record, context));
     return 0;
   }

@@ -143,6 +143,37 @@ size_t Nfs3Program::ReplyBytesBound(const RpcCall& call, XdrDecoder& args) const
   }
 }
 
+// Lookups and attribute reads touch only the metadata store (memory, or an
+// SST block from the local cache). Directory changes do too, unless durable
+// mode syncs each one to the bucket. READ, WRITE and COMMIT may wait for
+// data or the bucket, and so may a SETATTR that changes the size (a
+// truncation takes the file's data lock, which a flush holds across its
+// upload); those go to the workers.
+bool Nfs3Program::Quick(const RpcCall& call, XdrDecoder& args) const {
+  if (call.version != kNfsVersion3) return false;
+  switch (call.procedure) {
+    case kGetAttr: case kLookup: case kAccess: case kReadlink: case kReadDir: case kReadDirPlus:
+    case kFsStat: case kFsInfo: case kPathConf:
+      return true;
+    case kCreate: case kMkdir: case kSymlink: case kMknod: case kRemove: case kRmdir:
+    case kRename: case kLink:
+      return !durable_commit_;
+    case kSetAttr: {
+      if (durable_commit_) return false;
+      // sattr3 after the handle: mode, uid and gid (each a discriminant and
+      // a word when set), then set_size.
+      args.Opaque(kMaxNfsHandleBytes);
+      for (int field = 0; field < 3; field++) {
+        if (args.U32()) args.U32();
+      }
+      uint32_t sets_size = args.U32();
+      return args.ok() && !sets_size;
+    }
+    default:
+      return false;
+  }
+}
+
 AcceptStat Nfs3Program::GetAttr(const Cred& cred, XdrDecoder& args, XdrEncoder& out) {
   HandleArg file = DecodeHandleArg(args, fs_);
   if (!args.ok()) return AcceptStat::kGarbageArgs;

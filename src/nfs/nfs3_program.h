@@ -49,6 +49,7 @@ class Nfs3Program : public RpcProgram {
   AcceptStat Call(const RpcCall& call, const CallContext& context, XdrDecoder& args,
                   XdrEncoder& results) override;
   size_t ReplyBytesBound(const RpcCall& call, XdrDecoder& args) const override;
+  bool Quick(const RpcCall& call, XdrDecoder& args) const override;
 
  private:
   // The procedure itself; Call() wraps it with metrics.

@@ -68,14 +68,20 @@ RpcProgram* RpcDispatcher::Find(uint32_t program) const {
   return nullptr;
 }
 
-size_t RpcDispatcher::ReplyBytesBound(std::string_view record) const {
+RpcDispatcher::CallShape RpcDispatcher::Examine(std::string_view record) const {
   XdrDecoder decoder(record);
   RpcCall call;
   AuthStat ignored;
-  if (DecodeCallHeader(decoder, 0, 0, &call, &ignored) != CallHeaderStatus::kOk) return 0;
+  if (DecodeCallHeader(decoder, 0, 0, &call, &ignored) != CallHeaderStatus::kOk) return {};
   RpcProgram* program = Find(call.program);
-  if (program == nullptr) return 0;
-  return program->ReplyBytesBound(call, decoder);
+  if (program == nullptr) return {};
+  if (call.procedure == 0) return {0, true};
+  CallShape shape;
+  // Both read the arguments from where the header ends.
+  XdrDecoder for_quick = decoder;
+  shape.reply_bytes_bound = program->ReplyBytesBound(call, decoder);
+  shape.quick = program->Quick(call, for_quick);
+  return shape;
 }
 
 }  // namespace pail::nfs

@@ -48,6 +48,11 @@ class RpcProgram {
   // from its arguments before it runs (READ's count, READDIR's maxcount), so
   // the transport can charge them against a connection's bound in advance.
   virtual size_t ReplyBytesBound(const RpcCall&, XdrDecoder&) const { return 0; }
+  // Whether this call is answered from the core's memory and local cache
+  // alone (never waiting for the bucket, for write-back room or for data),
+  // read from its arguments before it runs: the transport may then run it
+  // on its I/O thread instead of waking a worker for it.
+  virtual bool Quick(const RpcCall&, XdrDecoder&) const { return false; }
   // For a call the access policy refuses: true after encoding a
   // program-level refusal into `results` (a successful RPC carrying an
   // error status); false to let the dispatcher deny it with AUTH_TOOWEAK.
@@ -64,9 +69,14 @@ class RpcDispatcher {
   // The framed reply to `record`, or nullopt when the record is not a call
   // at all (too short for a header, or a reply): such input gets no answer.
   std::optional<std::string> Dispatch(std::string_view record, const CallContext& context) const;
-  // RpcProgram::ReplyBytesBound of the call in `record` (0 when it does not
-  // decode or its program is unknown).
-  size_t ReplyBytesBound(std::string_view record) const;
+  // What the transport learns of the call in `record` before running it:
+  // RpcProgram::ReplyBytesBound and RpcProgram::Quick (0 and false when it
+  // does not decode or its program is unknown; a NULL call is quick).
+  struct CallShape {
+    size_t reply_bytes_bound = 0;
+    bool quick = false;
+  };
+  CallShape Examine(std::string_view record) const;
 
   const server::AccessPolicy& policy() const { return policy_; }
 

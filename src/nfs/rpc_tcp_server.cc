@@ -77,11 +77,11 @@ struct RpcTcpServer::Impl {
 
 // One client socket.
 //
-// Reading runs on the connection's strand. A worker that finishes a call
-// sends its reply itself, with one non-blocking send, when nothing else is
-// queued or being written; that saves a hop to an I/O thread per call. A
-// reply that does not go out whole joins the queue, which the strand writes
-// with Asio. write_mu_ keeps those two writers apart and keeps workers off
+// Reading runs on the connection's strand, and so do quick calls (see
+// Submit). The thread that finishes a call sends its reply itself, with one
+// non-blocking send, when nothing else is queued or being written; that
+// saves a hop to the I/O thread per call. A reply that does not go out whole
+// joins the queue, which the strand writes with Asio. write_mu_ keeps those two writers apart and keeps workers off
 // the descriptor once the connection is closed (its number may be reused).
 class Connection : public std::enable_shared_from_this<Connection> {
  public:
@@ -167,10 +167,16 @@ class Connection : public std::enable_shared_from_this<Connection> {
     }
   }
 
+  struct Call {
+    std::string record;
+    size_t charge = 0;  // bytes added to in_flight_bytes_ for it
+  };
+
   void Submit(std::string record) {
+    RpcDispatcher::CallShape shape = server_->dispatcher.Examine(record);
     // The reply's size is charged now, before the call runs: a client that
     // pipelines large READs reaches the bound before their replies exist.
-    size_t charge = record.size() + server_->dispatcher.ReplyBytesBound(record);
+    size_t charge = record.size() + shape.reply_bytes_bound;
     in_flight_++;
     in_flight_bytes_ += charge;
     Call call{std::move(record), charge};
@@ -180,27 +186,38 @@ class Connection : public std::enable_shared_from_this<Connection> {
         waiting_.push_back(std::move(call));  // bounded by max_in_flight
         return;
       }
-      running_++;
+      // A quick call of a connection with nothing else running is answered
+      // right here: handing it to a worker would cost two thread switches,
+      // more than the call itself. Calls that may wait, and those of a
+      // client with calls on the workers (it pipelines: they run side by
+      // side there), leave this thread to read for everyone.
+      if (!shape.quick || running_ > 0) {
+        running_++;
+        Post(std::move(call));
+        return;
+      }
     }
-    Run(std::move(call));
+    Execute(std::move(call));
   }
 
-  struct Call {
-    std::string record;
-    size_t charge = 0;  // bytes added to in_flight_bytes_ for it
-  };
-
-  void Run(Call call) {
-    asio::post(*server_->workers, [self = shared_from_this(), call = std::move(call)] {
-      std::optional<std::string> reply = self->server_->dispatcher.Dispatch(call.record, self->context_);
-      if (reply) {
-        self->Deliver(std::move(*reply), call.charge);
-      } else {
-        self->in_flight_bytes_ -= call.charge;
-        self->Finished(1, 0);
-      }
+  // Runs `call` on a worker, then the connection's next waiting call. Each
+  // goes to the back of the pool's queue, so connections take turns.
+  void Post(Call call) {
+    asio::post(*server_->workers, [self = shared_from_this(), call = std::move(call)]() mutable {
+      self->Execute(std::move(call));
       self->RunNext();
     });
+  }
+
+  // Runs `call` on this thread and answers it.
+  void Execute(Call call) {
+    std::optional<std::string> reply = server_->dispatcher.Dispatch(call.record, context_);
+    if (reply) {
+      Deliver(std::move(*reply), call.charge);
+    } else {
+      in_flight_bytes_ -= call.charge;
+      Finished(1, 0);
+    }
   }
 
   // On a worker that finished a call: starts this connection's next waiting
@@ -216,11 +233,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
       next = std::move(waiting_.front());
       waiting_.pop_front();
     }
-    Run(std::move(next));
+    Post(std::move(next));
   }
 
-  // On a worker thread: sends `reply` now if the socket is free, else queues
-  // it. `charge` is what the call held of in_flight_bytes_; the reply's real
+  // On the thread that ran the call: sends `reply` now if the socket is
+  // free, else queues it. `charge` is what the call held of in_flight_bytes_; the reply's real
   // size replaces it.
   void Deliver(std::string reply, size_t charge) {
     size_t size = reply.size();

@@ -1,11 +1,13 @@
 // RpcTcpServer: ONC RPC over TCP for one dispatcher, on any number of
 // listening addresses.
 //
-// An I/O thread runs Asio's accept/read loops; every call is dispatched on
-// a separate pool of worker threads, so a slow procedure (a COMMIT waiting
-// for the bucket) never stalls the sockets. The worker that finishes a call
-// sends the reply itself when the socket is free (queued replies are written
-// by the I/O thread), so a connection has many calls in flight and answers
+// An I/O thread runs Asio's accept/read loops. A quick call (answered from
+// the core's memory, RpcProgram::Quick) of a connection with nothing else
+// running runs right there; every other call is dispatched on a separate
+// pool of worker threads, so a slow procedure (a COMMIT waiting for the
+// bucket) never stalls the sockets. The thread that finishes a call sends
+// the reply itself when the socket is free (queued replies are written by
+// the I/O thread), so a connection has many calls in flight and answers
 // them in the order they complete.
 //
 // Memory is bounded per connection: a record larger than max_record_bytes

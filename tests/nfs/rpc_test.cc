@@ -9,6 +9,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
+#include <thread>
 #include <vector>
 
 #include "nfs/portmap_program.h"
@@ -261,10 +262,15 @@ TEST_F(DispatcherTest, RefusedClientsAreDeniedEverythingButNull) {
   EXPECT_EQ(Call(CallHeader(10, 400000, 3, 0)).reply_stat, kReplyAccepted);
 }
 
-TEST_F(DispatcherTest, ReplyBytesBoundComesFromTheProgram) {
+TEST_F(DispatcherTest, CallShapeComesFromTheProgram) {
   // Unknown programs and undecodable records announce nothing.
-  EXPECT_EQ(dispatcher_.ReplyBytesBound(CallHeader(1, 999, 1, 0)), 0u);
-  EXPECT_EQ(dispatcher_.ReplyBytesBound("junk"), 0u);
+  EXPECT_EQ(dispatcher_.Examine(CallHeader(1, 999, 1, 0)).reply_bytes_bound, 0u);
+  EXPECT_FALSE(dispatcher_.Examine(CallHeader(1, 999, 1, 1)).quick);
+  EXPECT_EQ(dispatcher_.Examine("junk").reply_bytes_bound, 0u);
+  EXPECT_FALSE(dispatcher_.Examine("junk").quick);
+  // NULL is quick in every program; other calls only if the program says so.
+  EXPECT_TRUE(dispatcher_.Examine(CallHeader(2, 400000, 3, 0)).quick);
+  EXPECT_FALSE(dispatcher_.Examine(CallHeader(3, 400000, 3, 1)).quick);
 }
 
 TEST_F(DispatcherTest, RpcErrors) {
@@ -491,9 +497,8 @@ int RendezvousReplies(int fd, int count) {
   return met;
 }
 
-// A call runs on the thread that read it; the calls a connection pipelines
-// must still run side by side (up to half the workers), not one after
-// another on that thread.
+// The calls a connection pipelines run side by side (up to half the
+// workers), not one after another.
 TEST(RpcTcpServerTest, PipelinedCallsOfOneConnectionRunAtOnce) {
   RendezvousProgram rendezvous(4);
   RpcDispatcher dispatcher{server::AccessPolicy{}};
@@ -537,6 +542,75 @@ TEST(RpcTcpServerTest, CallsOfManyConnectionsRunAtOnce) {
     close(fd);
   }
   EXPECT_EQ(met, kClients);
+  server.Stop();
+}
+
+// Procedure 1 waits until Open() (or 10 s) and answers 1 if it was opened;
+// procedure 2 answers 2 at once and is quick.
+class GateProgram : public RpcProgram {
+ public:
+  uint32_t program() const override { return 400002; }
+  uint32_t min_version() const override { return 1; }
+  uint32_t max_version() const override { return 1; }
+  AcceptStat Call(const RpcCall& call, const CallContext&, XdrDecoder&, XdrEncoder& results) override {
+    if (call.procedure == 2) {
+      results.U32(2);
+      return AcceptStat::kSuccess;
+    }
+    if (call.procedure != 1) return AcceptStat::kProcUnavail;
+    std::unique_lock<std::mutex> lock(mu_);
+    bool opened = cv_.wait_for(lock, std::chrono::seconds(10), [&] { return open_; });
+    results.U32(opened ? 1 : 0);
+    return AcceptStat::kSuccess;
+  }
+  bool Quick(const RpcCall& call, XdrDecoder&) const override { return call.procedure == 2; }
+  void Open() {
+    std::lock_guard<std::mutex> lock(mu_);
+    open_ = true;
+    cv_.notify_all();
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool open_ = false;
+};
+
+// The one worker is inside a call that waits; another client's quick call
+// is answered on the I/O thread meanwhile. (With every call on the workers
+// it would wait the full 10 s.)
+TEST(RpcTcpServerTest, QuickCallsAreAnsweredWhileEveryWorkerWaits) {
+  GateProgram gate;
+  RpcDispatcher dispatcher{server::AccessPolicy{}};
+  dispatcher.Register(&gate);
+  RpcTcpServerOptions options;
+  options.addresses = {"127.0.0.1:0"};
+  options.worker_threads = 1;
+  RpcTcpServer server(dispatcher, options);
+  ASSERT_TRUE(server.Start().ok());
+  uint16_t port = server.bound_ports()[0];
+  int waiting = ConnectLoopback(port);
+  ASSERT_GE(waiting, 0);
+  std::string call = CallHeader(1, 400002, 1, 1);
+  std::string framed;
+  XdrEncoder(&framed).U32(kLastFragmentBit | static_cast<uint32_t>(call.size()));
+  framed += call;
+  ASSERT_EQ(send(waiting, framed.data(), framed.size(), 0), static_cast<ssize_t>(framed.size()));
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));  // the worker takes it
+
+  auto start = std::chrono::steady_clock::now();
+  std::string body = RoundTrip(AF_INET, port, CallHeader(2, 400002, 1, 2));
+  std::string reply;
+  XdrEncoder(&reply).U32(kLastFragmentBit | static_cast<uint32_t>(body.size()));
+  Reply quick = ParseReply(reply + body);
+  auto waited = std::chrono::steady_clock::now() - start;
+  EXPECT_EQ(quick.stat, 0u);
+  EXPECT_EQ(XdrDecoder(quick.rest).U32(), 2u);
+  EXPECT_LT(waited, std::chrono::seconds(5));
+
+  gate.Open();
+  EXPECT_EQ(RendezvousReplies(waiting, 1), 1);
+  close(waiting);
   server.Stop();
 }
 
