@@ -212,22 +212,39 @@ NOWALK=$(echo "$ONLY" | tr , '\n' | grep -vx directory-traversal | paste -sd,)
 
 # The --around command: "WORKLOAD PHASE TICKS" of a server's CPU time
 # (utime + stime, fields 14 and 15 of /proc/PID/stat) appended to a file.
+# Before the timed part it first settles the server, so the timed part
+# measures the workload and not the setup's leftovers: the setup's data is
+# made durable (SETTLE: `pailfs flush` for pailfs, whose writes are
+# acknowledged from memory and uploaded in the background; `sync` for
+# ganesha, whose writes sit in the kernel's page cache), then it waits
+# until the server has used no CPU for 200 ms (at most 10 s).
 cat > "$WORK/cpu_around.sh" <<'EOF'
 #!/usr/bin/env bash
-# cpu_around.sh PID OUT PHASE WORKLOAD
-read -r -a f < <(sed 's/^.*) //' "/proc/$1/stat") || exit 1
-echo "$4 $3 $(( f[11] + f[12] ))" >> "$2"
+# cpu_around.sh PID OUT SETTLE PHASE WORKLOAD
+ticks() { local f; read -r -a f < <(sed 's/^.*) //' "/proc/$1/stat") || return 1; echo $(( f[11] + f[12] )); }
+if [ "$4" = start ]; then
+  bash -c "$3" > /dev/null 2>&1 || echo "cpu_around: '$3' failed" >&2
+  last=$(ticks "$1") || exit 1
+  for _ in $(seq 50); do
+    sleep 0.2
+    now=$(ticks "$1") || exit 1
+    [ "$now" = "$last" ] && break
+    last=$now
+  done
+fi
+echo "$5 $4 $(ticks "$1")" >> "$2"
 EOF
 HZ=$(getconf CLK_TCK)
 
-# run_bench NAME PID ARGS...: one round against the server NAME (process
-# PID); appends "workload ops seconds cpu-seconds" to $WORK/NAME.rounds.
+# run_bench NAME PID SETTLE ARGS...: one round against the server NAME
+# (process PID, settled by the command SETTLE); appends "workload ops
+# seconds cpu-seconds" to $WORK/NAME.rounds.
 run_bench() {
-  local name=$1 pid=$2 out=$WORK/logs/$1.round cpu=$WORK/logs/$1.cpu
-  shift 2
+  local name=$1 pid=$2 settle=$3 out=$WORK/logs/$1.round cpu=$WORK/logs/$1.cpu
+  shift 3
   : > "$out"
   : > "$cpu"
-  local around="bash $WORK/cpu_around.sh $pid $cpu"
+  local around="bash $WORK/cpu_around.sh $pid $cpu '$settle'"
   if [ -n "$NOWALK" ]; then
     "$BENCH" "$@" --clients "$CLIENTS" --ops "$OPS" --only "$NOWALK" --around "$around" >> "$out" 2>&1 ||
       log "$name: nfs_workloads_bench reported errors (see below)"
@@ -249,13 +266,13 @@ run_pailfs() {
     PERF_PID=$!
     sleep 0.5
   fi
-  run_bench pailfs "$SERVER_PID" --port "$PAIL_PORT" --export /
+  run_bench pailfs "$SERVER_PID" "$PAILFS flush -c $CONFIG" --port "$PAIL_PORT" --export /
   if [ -n "$PERF_PID" ]; then kill -INT "$PERF_PID"; wait "$PERF_PID"; PERF_PID=""; fi
 }
 run_ganesha() {
-  run_bench ganesha "$GANESHA_PID" --port "$GANESHA_PORT" --mount-port "$GANESHA_MNT_PORT" --export "$WORK/export"
+  run_bench ganesha "$GANESHA_PID" sync --port "$GANESHA_PORT" --mount-port "$GANESHA_MNT_PORT" --export "$WORK/export"
 }
-run_baseline() { run_bench baseline "$BASE_PID" --port "$BASE_PORT" --export /; }
+run_baseline() { run_bench baseline "$BASE_PID" "$BASELINE flush -c $WORK/base.toml" --port "$BASE_PORT" --export /; }
 
 SERVERS=(pailfs ganesha)
 [ -z "$BASELINE" ] || SERVERS+=(baseline)

@@ -45,6 +45,7 @@
 #include <thread>
 #include <vector>
 
+#include <CLI/CLI.hpp>
 extern "C" {
 #include <nfsc/libnfs.h>
 #include <nfsc/libnfs-raw-nfs.h>
@@ -428,65 +429,28 @@ Result RunWorkload(const Workload& w, std::vector<std::unique_ptr<Client>>& clie
   return total;
 }
 
-[[noreturn]] void Usage(const std::string& why) {
-  std::fprintf(stderr,
-               "nfs_workloads_bench: %s\n"
-               "usage: nfs_workloads_bench --port P [--host H] [--mount-port M] [--export PATH]\n"
-               "                           [--clients N] [--ops N] [--size BYTES] [--only name[,name]]\n"
-               "                           [--around CMD]\n"
-               "workloads:",
-               why.c_str());
-  for (const char* name : workloads::kNames) std::fprintf(stderr, " %s", name);
-  std::fprintf(stderr, "\n");
-  std::exit(2);
-}
-
-long ParsePositive(const std::string& s, const char* flag, long max) {
-  char* end = nullptr;
-  long v = std::strtol(s.c_str(), &end, 10);
-  if (s.empty() || *end != '\0' || v <= 0 || v > max) Usage(std::string("bad value for ") + flag);
-  return v;
-}
-
 Options ParseArgs(int argc, char** argv) {
   Options o;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= argc) Usage("missing value for " + a);
-      return argv[++i];
-    };
-    if (a == "--host") {
-      o.host = value();
-    } else if (a == "--port") {
-      o.port = static_cast<int>(ParsePositive(value(), "--port", 65535));
-    } else if (a == "--mount-port") {
-      o.mount_port = static_cast<int>(ParsePositive(value(), "--mount-port", 65535));
-    } else if (a == "--export") {
-      o.export_path = value();
-      if (o.export_path.empty() || o.export_path[0] != '/') Usage("--export must start with /");
-    } else if (a == "--clients") {
-      o.clients = static_cast<int>(ParsePositive(value(), "--clients", 256));
-    } else if (a == "--ops") {
-      o.ops = static_cast<int>(ParsePositive(value(), "--ops", 100000000));
-    } else if (a == "--size") {
-      o.size = static_cast<size_t>(ParsePositive(value(), "--size", 64 << 20));
-    } else if (a == "--around") {
-      o.around = value();
-    } else if (a == "--only") {
-      std::stringstream in(value());
-      std::string name;
-      while (std::getline(in, name, ',')) o.only.insert(name);
-    } else {
-      Usage("unknown argument " + a);
-    }
+  std::vector<std::string> names(std::begin(workloads::kNames), std::end(workloads::kNames)), only;
+  CLI::App app("nfs_workloads_bench: the ten small-file workloads through N libnfs clients at once");
+  app.add_option("--host", o.host, "the NFS server's address");
+  app.add_option("--port", o.port, "its NFS port")->required()->check(CLI::Range(1, 65535));
+  app.add_option("--mount-port", o.mount_port, "its MOUNT port (default: the NFS port)")
+      ->check(CLI::Range(1, 65535));
+  app.add_option("--export", o.export_path, "the export to mount")
+      ->check([](const std::string& path) { return path.starts_with('/') ? "" : "must start with /"; });
+  app.add_option("--clients", o.clients, "clients at once, each its own connection")
+      ->check(CLI::Range(1, 256));
+  app.add_option("--ops", o.ops, "timed operations per client and workload")->check(CLI::Range(1, 100000000));
+  app.add_option("--size", o.size, "bytes per file or write")->check(CLI::Range(1, 64 << 20));
+  app.add_option("--around", o.around, "shell command run as `CMD start|end WORKLOAD` around timed parts");
+  app.add_option("--only", only, "workloads to run (comma list)")->delimiter(',')->check(CLI::IsMember(names));
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    std::exit(app.exit(e));
   }
-  if (o.port == 0) Usage("--port is required");
-  for (const std::string& name : o.only) {
-    bool known = false;
-    for (const char* w : workloads::kNames) known |= name == w;
-    if (!known) Usage("unknown workload " + name);
-  }
+  o.only.insert(only.begin(), only.end());
   return o;
 }
 

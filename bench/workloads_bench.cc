@@ -44,6 +44,8 @@
 #include <string>
 #include <vector>
 
+#include <CLI/CLI.hpp>
+
 #include "workloads_shape.h"
 
 namespace {
@@ -399,58 +401,25 @@ Result RunProcesses(const Workload& w, const std::string& dir, const Options& o)
   return r;
 }
 
-[[noreturn]] void Usage(const std::string& why) {
-  std::fprintf(stderr,
-               "workloads_bench: %s\n"
-               "usage: workloads_bench --dir D [--ops N] [--size BYTES] [--only name[,name]]\n"
-               "                       [--processes P] [--around CMD]\n"
-               "workloads:",
-               why.c_str());
-  for (const Workload& w : AllWorkloads()) std::fprintf(stderr, " %s", w.name);
-  std::fprintf(stderr, "\n");
-  std::exit(2);
-}
-
-long ParsePositive(const std::string& s, const char* flag) {
-  char* end = nullptr;
-  long v = std::strtol(s.c_str(), &end, 10);
-  if (s.empty() || *end != '\0' || v <= 0 || v > 100000000) Usage(std::string("bad value for ") + flag);
-  return v;
-}
-
 Options ParseArgs(int argc, char** argv) {
   Options o;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= argc) Usage("missing value for " + a);
-      return argv[++i];
-    };
-    if (a == "--dir") {
-      o.dir = value();
-    } else if (a == "--ops") {
-      o.ops = static_cast<int>(ParsePositive(value(), "--ops"));
-    } else if (a == "--size") {
-      o.size = static_cast<size_t>(ParsePositive(value(), "--size"));
-    } else if (a == "--processes") {
-      o.processes = static_cast<int>(ParsePositive(value(), "--processes"));
-      if (o.processes > 1024) Usage("--processes is at most 1024");
-    } else if (a == "--around") {
-      o.around = value();
-    } else if (a == "--only") {
-      std::stringstream in(value());
-      std::string name;
-      while (std::getline(in, name, ',')) o.only.insert(name);
-    } else {
-      Usage("unknown argument " + a);
-    }
+  std::vector<std::string> names, only;
+  for (const Workload& w : AllWorkloads()) names.push_back(w.name);
+  CLI::App app("workloads_bench: the ten small-file workloads in a directory, ops/s of each");
+  app.add_option("--dir", o.dir, "the directory to work in (on the filesystem measured)")->required();
+  app.add_option("--ops", o.ops, "timed operations per workload and process")
+      ->check(CLI::Range(1, 100000000));
+  app.add_option("--size", o.size, "bytes per file or write")->check(CLI::Range(1, 100000000));
+  app.add_option("--processes", o.processes, "processes running each workload at once")
+      ->check(CLI::Range(1, 1024));
+  app.add_option("--around", o.around, "shell command run as `CMD start|end WORKLOAD` around timed parts");
+  app.add_option("--only", only, "workloads to run (comma list)")->delimiter(',')->check(CLI::IsMember(names));
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    std::exit(app.exit(e));
   }
-  if (o.dir.empty()) Usage("--dir is required");
-  for (const std::string& name : o.only) {
-    bool known = false;
-    for (const Workload& w : AllWorkloads()) known |= name == w.name;
-    if (!known) Usage("unknown workload " + name);
-  }
+  o.only.insert(only.begin(), only.end());
   return o;
 }
 
