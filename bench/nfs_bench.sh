@@ -211,28 +211,15 @@ WALKS=$(( OPS / 20 > 0 ? OPS / 20 : 1 ))
 NOWALK=$(echo "$ONLY" | tr , '\n' | grep -vx directory-traversal | paste -sd,)
 
 # The --around command: "WORKLOAD PHASE TICKS" of a server's CPU time
-# (utime + stime, fields 14 and 15 of /proc/PID/stat) appended to a file.
-# Before the timed part it first settles the server, so the timed part
-# measures the workload and not the setup's leftovers: the setup's data is
-# made durable (SETTLE: `pailfs flush` for pailfs, whose writes are
-# acknowledged from memory and uploaded in the background; `sync` for
-# ganesha, whose writes sit in the kernel's page cache), then it waits
-# until the server has used no CPU for 200 ms (at most 10 s).
+# (utime + stime, fields 14 and 15 of /proc/PID/stat) appended to a file;
+# before the timed part it settles the server (bench/settle_server.sh).
+SETTLE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/settle_server.sh
 cat > "$WORK/cpu_around.sh" <<'EOF'
 #!/usr/bin/env bash
-# cpu_around.sh PID OUT SETTLE PHASE WORKLOAD
-ticks() { local f; read -r -a f < <(sed 's/^.*) //' "/proc/$1/stat") || return 1; echo $(( f[11] + f[12] )); }
-if [ "$4" = start ]; then
-  bash -c "$3" > /dev/null 2>&1 || echo "cpu_around: '$3' failed" >&2
-  last=$(ticks "$1") || exit 1
-  for _ in $(seq 50); do
-    sleep 0.2
-    now=$(ticks "$1") || exit 1
-    [ "$now" = "$last" ] && break
-    last=$now
-  done
-fi
-echo "$5 $4 $(ticks "$1")" >> "$2"
+# cpu_around.sh SETTLE-SCRIPT PID OUT SETTLE-COMMAND PHASE WORKLOAD
+bash "$1" "$2" "$4" "$5" || exit 1
+read -r -a f < <(sed 's/^.*) //' "/proc/$2/stat") || exit 1
+echo "$6 $5 $(( f[11] + f[12] ))" >> "$3"
 EOF
 HZ=$(getconf CLK_TCK)
 
@@ -244,7 +231,7 @@ run_bench() {
   shift 3
   : > "$out"
   : > "$cpu"
-  local around="bash $WORK/cpu_around.sh $pid $cpu '$settle'"
+  local around="bash $WORK/cpu_around.sh $SETTLE $pid $cpu '$settle'"
   if [ -n "$NOWALK" ]; then
     "$BENCH" "$@" --clients "$CLIENTS" --ops "$OPS" --only "$NOWALK" --around "$around" >> "$out" 2>&1 ||
       log "$name: nfs_workloads_bench reported errors (see below)"

@@ -20,7 +20,10 @@
 # small-file workloads, each run by P processes at once in directories of
 # their own, --ops N (default 2000) operations per process (N/20 for
 # directory-traversal, whose operation walks a 258-directory tree),
-# aggregate ops/s, on both mounts, side by side.
+# aggregate ops/s (summed over R rounds that alternate the mounts), on both
+# mounts, side by side. Each timed part starts
+# with the server settled (bench/settle_server.sh: the setup's data made
+# durable with `pailfs flush` or `sync`, then the server idle).
 #
 # Then the pailfs server is stopped and `pailfs fsck` checks the bucket.
 # Needs root, /dev/fuse, stress-ng and bindfs (installed with apt-get when
@@ -119,6 +122,8 @@ for i in $(seq 600); do
 done
 grep -q " $PAIL_MNT fuse.pailfs " /proc/self/mounts || die "pailfs did not mount"
 bindfs "$WORK/bindfs-src" "$BIND_MNT" || die "bindfs mount failed"
+BIND_PID=$(pgrep -f "^bindfs $WORK/bindfs-src " | head -n 1)
+[ -n "$BIND_PID" ] || die "cannot find the bindfs process"
 
 # run_stress NAME DIR SECONDS: one round of stress-ng in DIR/stress; appends
 # "stressor bogo-ops real-seconds" to $WORK/NAME.rounds.
@@ -171,27 +176,42 @@ if wanted stress; then
   stress_problems bindfs
 fi
 
-# run_workloads NAME DIR: workload -> aggregate ops/s in $WORK/NAME.workloads.
+# run_workloads NAME DIR PID SETTLE: workload -> aggregate ops/s in
+# $WORK/NAME.workloads. Before each timed part the server (process PID) is
+# settled by bench/settle_server.sh with the command SETTLE.
 run_workloads() {
   local walks=$(( OPS / 20 > 0 ? OPS / 20 : 1 ))
+  local around="bash $(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/settle_server.sh $3 '$4'"
   local others=sequential-writes,data-modifications,single-file-append,empty-files,empty-dirs
   others+=,random-reads,file-moves,file-deletion,metadata-ops
   log "$1: workloads_bench --processes $PROCESSES --ops $OPS (directory-traversal: $walks)"
   : > "$WORK/logs/$1.workloads"
-  "$WORKLOADS" --dir "$2" --ops "$OPS" --processes "$PROCESSES" --only "$others" \
+  "$WORKLOADS" --dir "$2" --ops "$OPS" --processes "$PROCESSES" --only "$others" --around "$around" \
     >> "$WORK/logs/$1.workloads" 2>&1 || log "$1: workloads_bench reported errors (see below)"
   "$WORKLOADS" --dir "$2" --ops "$walks" --processes "$PROCESSES" --only directory-traversal \
-    >> "$WORK/logs/$1.workloads" 2>&1 || log "$1: workloads_bench reported errors (see below)"
-  awk '$1 != "dir" && $1 != "workload" && NF >= 7 { print $1, $3 }' "$WORK/logs/$1.workloads" \
-    > "$WORK/$1.workloads"
+    --around "$around" >> "$WORK/logs/$1.workloads" 2>&1 || log "$1: workloads_bench reported errors (see below)"
+  # "workload ops seconds", for sum_rounds.
+  awk '$1 != "dir" && $1 != "workload" && NF >= 7 && $3 > 0 { print $1, $2, $2 / $3 }' \
+    "$WORK/logs/$1.workloads" >> "$WORK/$1.workload-rounds"
+  cat "$WORK/logs/$1.workloads" >> "$WORK/logs/$1.workloads-all"
 }
 
 if wanted workloads; then
-  run_workloads pailfs "$PAIL_MNT"
-  run_workloads bindfs "$BIND_MNT"
-  echo "== workloads_bench: $PROCESSES processes at once, $OPS ops each; aggregate ops/s"
+  # Rounds alternate which mount goes first, as the stress rounds do.
+  for r in $(seq "$ROUNDS"); do
+    if [ $((r % 2)) = 1 ]; then
+      run_workloads pailfs "$PAIL_MNT" "$SERVER_PID" "$PAILFS flush -c $CONFIG"
+      run_workloads bindfs "$BIND_MNT" "$BIND_PID" sync
+    else
+      run_workloads bindfs "$BIND_MNT" "$BIND_PID" sync
+      run_workloads pailfs "$PAIL_MNT" "$SERVER_PID" "$PAILFS flush -c $CONFIG"
+    fi
+  done
+  sum_rounds "$WORK/pailfs.workload-rounds" > "$WORK/pailfs.workloads"
+  sum_rounds "$WORK/bindfs.workload-rounds" > "$WORK/bindfs.workloads"
+  echo "== workloads_bench: $PROCESSES processes at once, $OPS ops each, $ROUNDS rounds alternating; aggregate ops/s"
   side_by_side "$WORK/pailfs.workloads" "$WORK/bindfs.workloads" workload
-  grep -h "first error" "$WORK/logs/pailfs.workloads" "$WORK/logs/bindfs.workloads" | sed 's/^/  errors: /'
+  grep -h "first error" "$WORK/logs/pailfs.workloads-all" "$WORK/logs/bindfs.workloads-all" | sed 's/^/  errors: /'
 fi
 
 stop_server
