@@ -431,7 +431,6 @@ Result RunWorkload(const Workload& w, std::vector<std::unique_ptr<Client>>& clie
 
 Options ParseArgs(int argc, char** argv) {
   Options o;
-  std::vector<std::string> names(std::begin(workloads::kNames), std::end(workloads::kNames)), only;
   CLI::App app("nfs_workloads_bench: the ten small-file workloads through N libnfs clients at once");
   app.add_option("--host", o.host, "the NFS server's address");
   app.add_option("--port", o.port, "its NFS port")->required()->check(CLI::Range(1, 65535));
@@ -443,14 +442,7 @@ Options ParseArgs(int argc, char** argv) {
       ->check(CLI::Range(1, 256));
   app.add_option("--ops", o.ops, "timed operations per client and workload")->check(CLI::Range(1, 100000000));
   app.add_option("--size", o.size, "bytes per file or write")->check(CLI::Range(1, 64 << 20));
-  app.add_option("--around", o.around, "shell command run as `CMD start|end WORKLOAD` around timed parts");
-  app.add_option("--only", only, "workloads to run (comma list)")->delimiter(',')->check(CLI::IsMember(names));
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    std::exit(app.exit(e));
-  }
-  o.only.insert(only.begin(), only.end());
+  workloads::ParseCommandLine(app, argc, argv, &o.around, &o.only);
   return o;
 }
 

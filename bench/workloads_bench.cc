@@ -403,8 +403,6 @@ Result RunProcesses(const Workload& w, const std::string& dir, const Options& o)
 
 Options ParseArgs(int argc, char** argv) {
   Options o;
-  std::vector<std::string> names, only;
-  for (const Workload& w : AllWorkloads()) names.push_back(w.name);
   CLI::App app("workloads_bench: the ten small-file workloads in a directory, ops/s of each");
   app.add_option("--dir", o.dir, "the directory to work in (on the filesystem measured)")->required();
   app.add_option("--ops", o.ops, "timed operations per workload and process")
@@ -412,14 +410,7 @@ Options ParseArgs(int argc, char** argv) {
   app.add_option("--size", o.size, "bytes per file or write")->check(CLI::Range(1, 100000000));
   app.add_option("--processes", o.processes, "processes running each workload at once")
       ->check(CLI::Range(1, 1024));
-  app.add_option("--around", o.around, "shell command run as `CMD start|end WORKLOAD` around timed parts");
-  app.add_option("--only", only, "workloads to run (comma list)")->delimiter(',')->check(CLI::IsMember(names));
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    std::exit(app.exit(e));
-  }
-  o.only.insert(only.begin(), only.end());
+  workloads::ParseCommandLine(app, argc, argv, &o.around, &o.only);
   return o;
 }
 

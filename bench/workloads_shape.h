@@ -9,8 +9,11 @@
 #include <cstdint>
 #include <cstdio>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
+
+#include <CLI/CLI.hpp>
 
 namespace workloads {
 
@@ -20,6 +23,22 @@ inline constexpr const char* kNames[] = {
     "empty-dirs",        "random-reads",       "file-moves",         "file-deletion",
     "directory-traversal", "metadata-ops",
 };
+
+// Adds the options both programs share (--around, --only: names from
+// kNames) to `app`, then parses the command line, exiting with CLI11's
+// message on a bad one.
+inline void ParseCommandLine(CLI::App& app, int argc, char** argv, std::string* around,
+                             std::set<std::string>* only) {
+  std::vector<std::string> names(std::begin(kNames), std::end(kNames)), listed;
+  app.add_option("--around", *around, "shell command run as `CMD start|end WORKLOAD` around timed parts");
+  app.add_option("--only", listed, "workloads to run (comma list)")->delimiter(',')->check(CLI::IsMember(names));
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    std::exit(app.exit(e));
+  }
+  only->insert(listed.begin(), listed.end());
+}
 
 // Shape of the directory-traversal tree: kTreeFanout subdirectories per
 // level, kTreeDepth levels, kFilesPerDir small text files in each.
