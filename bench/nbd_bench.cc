@@ -122,6 +122,8 @@ struct Result {
   uint64_t bytes = 0;
   uint64_t ops = 0;
   uint64_t errors = 0;
+  bool flushed = false;      // a write run: it ends with a FLUSH
+  double flush_seconds = 0;  // of `seconds`, that FLUSH
 };
 
 // Runs `ops` requests of `block` bytes at queue depth `depth`; offset(i)
@@ -160,7 +162,11 @@ Result Run(nbd_handle* h, bool write, uint64_t ops, size_t block, unsigned depth
       break;
     }
   }
+  const auto flush_start = std::chrono::steady_clock::now();
   if (write && nbd_flush(h, 0) != 0) errors++;
+  r.flushed = write;
+  r.flush_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - flush_start).count();
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   r.ops = ops;
   r.bytes = ops * block;
@@ -169,8 +175,10 @@ Result Run(nbd_handle* h, bool write, uint64_t ops, size_t block, unsigned depth
 }
 
 void Report(const std::string& target, const std::string& workload, const Result& r) {
-  std::printf("%-8s %-11s %9.0f IOPS %9.1f MiB/s %7.2f s%s\n", target.c_str(), workload.c_str(),
-              r.ops / r.seconds, r.bytes / r.seconds / kMiB, r.seconds,
+  char flush[32] = "";
+  if (r.flushed) std::snprintf(flush, sizeof(flush), " (flush %.2f s)", r.flush_seconds);
+  std::printf("%-8s %-11s %9.0f IOPS %9.1f MiB/s %7.2f s%s%s\n", target.c_str(), workload.c_str(),
+              r.ops / r.seconds, r.bytes / r.seconds / kMiB, r.seconds, flush,
               r.errors ? (" ERRORS " + std::to_string(r.errors)).c_str() : "");
   std::fflush(stdout);
 }

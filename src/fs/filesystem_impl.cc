@@ -163,6 +163,7 @@ Status FileSystemImpl::Close() {
   }
   upload_cv_.SignalAll();
   if (uploader_.joinable()) uploader_.join();
+  if (upload_pool_) upload_pool_->WaitIdle();  // the uploader does not wait for its uploads
   // Read-ahead in flight must not outlive the engine it reads through.
   if (prefetch_pool_) prefetch_pool_->WaitIdle();
   FsStatus flushed = FlushAll();

@@ -106,6 +106,9 @@ struct Txn {
 // A piece of a read that lives in a segment: filled after the inode lock is
 // released (segments are immutable, and a dead one is deleted only after a
 // grace period, so the extent stays readable meanwhile).
+// The uploads of one pass of the uploader (segment_io.cc).
+struct UploadPass;
+
 struct ExtentRead {
   ChunkExtent extent;
   uint64_t from = 0;    // first byte wanted, relative to the chunk
@@ -359,8 +362,11 @@ class FileSystemImpl final : public FileSystem {
   Status LoadSegments() EXCLUDES(segments_mu_);
   // The background uploader: moves full chunks of big files out of memory
   // into segments, `all` of them or only when a segment's worth waits.
+  // UploadEligible waits for the uploads it starts; StartUploads returns
+  // once they are submitted.
   void UploadLoop() EXCLUDES(upload_mu_);
   FsStatus UploadEligible(bool all);
+  std::shared_ptr<UploadPass> StartUploads(bool all);
   void RequestUpload(bool all) EXCLUDES(upload_mu_);
   // Starts read-ahead after a sequential read that ended at `end`.
   void ReadAhead(Ino ino, uint64_t offset, uint64_t end, uint64_t size)
@@ -515,10 +521,8 @@ class FileSystemImpl final : public FileSystem {
 
   Mutex upload_mu_ ACQUIRED_AFTER(dirty_mu_);
   CondVar upload_cv_{&upload_mu_};
-  CondVar upload_done_cv_{&upload_mu_};
   bool upload_requested_ GUARDED_BY(upload_mu_) = false;
   bool upload_all_ GUARDED_BY(upload_mu_) = false;
-  uint64_t upload_rounds_ GUARDED_BY(upload_mu_) = 0;  // completed passes
   bool upload_stopping_ GUARDED_BY(upload_mu_) = false;
   std::unique_ptr<ThreadPool> upload_pool_;   // segment PUTs in flight
   std::unique_ptr<ThreadPool> prefetch_pool_; // read-ahead GETs in flight

@@ -32,20 +32,30 @@ constexpr size_t kReadAheadFiles = 1024;
 constexpr size_t kStageBatchBytes = 1u << 20;
 
 
-// What an upload task waits for: its sibling uploads of one pass.
-struct UploadPass {
-  Mutex mu;
-  CondVar cv{&mu};
-  int outstanding GUARDED_BY(mu) = 0;
-  FsStatus first_error GUARDED_BY(mu);
-};
-
 struct UploadMember {
   Ino ino;
   uint64_t index;
   uint64_t version;
 };
 }  // namespace
+
+// The uploads one pass submitted, for whoever waits for them.
+struct UploadPass {
+  Mutex mu;
+  CondVar cv{&mu};
+  int outstanding GUARDED_BY(mu) = 0;
+  FsStatus first_error GUARDED_BY(mu);
+
+  FsStatus Wait() {
+    MutexLock g(&mu);
+    while (outstanding > 0) cv.Wait();
+    return first_error;
+  }
+  FsStatus ErrorSoFar() {
+    MutexLock g(&mu);
+    return first_error;
+  }
+};
 
 bool FileSystemImpl::BelongsInSegment(uint64_t size, uint64_t index) {
   return size > kInlineFileBytes && index < size / kChunkSize;
@@ -239,25 +249,40 @@ void FileSystemImpl::RequestUpload(bool all) {
 }
 
 void FileSystemImpl::UploadLoop() {
+  // The loop does not wait for its uploads: it stages the next segment
+  // while they run, held back only by the pool's bound on uploads in
+  // flight. Waiting for each pass instead left the pool idle between
+  // passes while writers waited for memory the next pass would free.
+  std::shared_ptr<UploadPass> last;
   MutexLock g(&upload_mu_);
   while (!upload_stopping_) {
     while (!upload_requested_ && !upload_stopping_) upload_cv_.Wait();
     if (upload_stopping_) break;
+    if (last != nullptr) {
+      FsStatus s = last->ErrorSoFar();
+      if (!s.ok()) {
+        // Failed chunks stay in memory for the next pass; not at once.
+        spdlog::warn("fs: uploading file data failed (errno {}); retrying", s.error());
+        last.reset();
+        upload_cv_.WaitFor(std::chrono::seconds(1));
+        continue;
+      }
+    }
     const bool all = upload_all_;
     upload_requested_ = upload_all_ = false;
     upload_mu_.Unlock();
-    FsStatus s = UploadEligible(all);
+    last = StartUploads(all);
     upload_mu_.Lock();
-    upload_rounds_++;
-    upload_done_cv_.SignalAll();
-    if (!s.ok()) {
-      spdlog::warn("fs: uploading file data failed (errno {}); retrying", s.error());
-      upload_cv_.WaitFor(std::chrono::seconds(1));
-    }
   }
 }
 
 FsStatus FileSystemImpl::UploadEligible(bool all) {
+  std::shared_ptr<UploadPass> pass = StartUploads(all);
+  BlockingHint::AboutToBlock();
+  return pass->Wait();
+}
+
+std::shared_ptr<UploadPass> FileSystemImpl::StartUploads(bool all) {
   const size_t target = std::max<size_t>(
       4 * kChunkSize, std::min(options_.segment_bytes, options_.write_back_bytes / 4));
   std::vector<Ino> inos;
@@ -267,6 +292,7 @@ FsStatus FileSystemImpl::UploadEligible(bool all) {
     for (const auto& [ino, f] : dirty_) inos.push_back(ino);
   }
   std::sort(inos.begin(), inos.end());
+  auto pass = std::make_shared<UploadPass>();
   if (!all) {
     // Streaming: only when a whole segment's worth waits.
     size_t eligible = 0;
@@ -281,10 +307,8 @@ FsStatus FileSystemImpl::UploadEligible(bool all) {
       }
       if (eligible >= target) break;
     }
-    if (eligible < target) return {};
+    if (eligible < target) return pass;
   }
-
-  auto pass = std::make_shared<UploadPass>();
   std::vector<UploadMember> members;
   // The chunks are staged straight into the segment's body (see
   // SegmentBuilder::Stage): one copy out of the buffer, made under the
@@ -380,10 +404,7 @@ FsStatus FileSystemImpl::UploadEligible(bool all) {
     }
   }
   submit();
-  BlockingHint::AboutToBlock();
-  MutexLock g(&pass->mu);
-  while (pass->outstanding > 0) pass->cv.Wait();
-  return pass->first_error;
+  return pass;
 }
 
 void FileSystemImpl::ReadAhead(Ino ino, uint64_t offset, uint64_t end, uint64_t size) {

@@ -680,10 +680,28 @@ TEST_F(SmallWriteSegmentTest, MixedBlockAndByteWritesMatchAModel) {
   ExpectFsckClean();
 }
 
-// A store whose data-object reads wait while the gate is closed (at most
-// ten seconds, so a broken test cannot hang).
+// A store whose data-object reads wait while the gate is closed, and whose
+// data-object writes wait while the put gate is (each at most ten seconds,
+// so a broken test cannot hang).
 class GatedStore : public MemoryStore {
  public:
+  Result<std::string> Put(const std::string& key, std::string_view body) override {
+    if (key.rfind(engine::kDataPrefix, 0) == 0) {
+      std::unique_lock<std::mutex> l(gate_mu_);
+      puts_started_++;
+      gate_cv_.wait_for(l, std::chrono::seconds(10), [&] { return puts_open_; });
+    }
+    return MemoryStore::Put(key, body);
+  }
+  void SetPutsOpen(bool open) {
+    std::lock_guard<std::mutex> l(gate_mu_);
+    puts_open_ = open;
+    gate_cv_.notify_all();
+  }
+  int puts_started() {
+    std::lock_guard<std::mutex> l(gate_mu_);
+    return puts_started_;
+  }
   Result<std::string> Get(const std::string& key) override {
     Gate(key);
     return MemoryStore::Get(key);
@@ -715,6 +733,8 @@ class GatedStore : public MemoryStore {
   std::condition_variable gate_cv_;
   bool open_ = true;
   int waiting_ = 0;
+  bool puts_open_ = true;
+  int puts_started_ = 0;
 };
 
 class GatedSegmentTest : public SegmentTest {
@@ -725,6 +745,7 @@ class GatedSegmentTest : public SegmentTest {
   }
   void TearDown() override {
     gated_->SetOpen(true);
+    gated_->SetPutsOpen(true);
     SegmentTest::TearDown();
   }
   std::shared_ptr<GatedStore> gated_;
@@ -910,6 +931,31 @@ TEST_F(GatedHeldTest, TryCallsGiveUpOnAFileLockedAcrossABucketRead) {
   Fsync(f);
   Remount();
   EXPECT_TRUE(ReadAt(f, 0, 1 << 20) == data);
+  ExpectFsckClean();
+}
+
+// The uploader builds the next segment while one is in flight: with the
+// first upload held back, a second segment's worth written after it goes
+// out beside it rather than after it.
+TEST_F(GatedHeldTest, UploaderStartsTheNextSegmentWhileOneIsInFlight) {
+  Ino f = MakeFile(kRootIno, "f");
+  const size_t segment = Options().segment_bytes;
+  ASSERT_LE(2 * segment, Options().write_back_bytes);  // no writer waits for memory
+  std::string data = Pattern(2 * segment, 47);
+  gated_->SetPutsOpen(false);
+  WriteAt(f, 0, std::string_view(data).substr(0, segment));
+  ASSERT_TRUE(WaitFor([&] { return gated_->puts_started() == 1; }));
+  WriteAt(f, segment, std::string_view(data).substr(segment));
+  // Well within the gate's ten seconds, after which the first would finish.
+  for (int i = 0; i < 200 && gated_->puts_started() < 2; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  }
+  EXPECT_EQ(gated_->puts_started(), 2) << "the second segment waited for the first";
+  gated_->SetPutsOpen(true);
+  Fsync(f);
+  EXPECT_TRUE(ReadAt(f, 0, data.size()) == data);
+  Remount();
+  EXPECT_TRUE(ReadAt(f, 0, data.size()) == data);
   ExpectFsckClean();
 }
 
