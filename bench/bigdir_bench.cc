@@ -1,15 +1,17 @@
 // bigdir_bench: one directory with very many entries, on any directory (a
 // pailfs FUSE mount, a local directory), for bench/scale_bench.sh.
 //
-//   bigdir_bench create --dir D --files N [--block B] [--processes P]
-//   bigdir_bench stat --dir D --files N --samples K [--seed S]
+//   bigdir_bench create --dir D --files N [--dirs K] [--block B] [--processes P]
+//   bigdir_bench stat --dir D --files N [--dirs K] --samples K [--seed S]
 //
 // create: makes the empty files D/f000000000 .. in order, B (default
 // 100000) at a time; each block is split between P processes (default 4)
 // that create their slices at once, and the block's rate (files/s over
 // its wall time) is printed, so the rate of the last block can be set
-// beside the first. stat: K stat() calls on names drawn at random from the
-// first N (every one must exist); prints the mean and p99 latency.
+// beside the first. With --dirs K the files are spread over K directories
+// D/d00000 .. (made first, timed apart), N/K to each, filled one after
+// another. stat: K stat() calls on names drawn at random from the first N
+// (every one must exist); prints the mean and p99 latency.
 // Prints numbers only; exit 1 when an operation fails.
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -33,6 +35,7 @@ struct Options {
   std::string mode;
   std::string dir;
   long files = 0;
+  long dirs = 0;  // 0: every file in --dir itself
   long block = 100000;
   int processes = 4;
   long samples = 0;
@@ -42,8 +45,8 @@ struct Options {
 [[noreturn]] void Usage(const char* why) {
   std::fprintf(stderr,
                "bigdir_bench: %s\n"
-               "usage: bigdir_bench create --dir D --files N [--block B] [--processes P]\n"
-               "       bigdir_bench stat --dir D --files N --samples K [--seed S]\n",
+               "usage: bigdir_bench create --dir D --files N [--dirs K] [--block B] [--processes P]\n"
+               "       bigdir_bench stat --dir D --files N [--dirs K] --samples K [--seed S]\n",
                why);
   std::exit(2);
 }
@@ -58,16 +61,24 @@ long Positive(const char* s, const char* flag) {
   return v;
 }
 
-std::string Name(const std::string& dir, long i) {
+long FilesPerDir(const Options& o) { return (o.files + o.dirs - 1) / o.dirs; }
+
+std::string DirName(const Options& o, long d) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "/d%05ld", d);
+  return o.dir + buf;
+}
+
+std::string Name(const Options& o, long i) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "/f%09ld", i);
-  return dir + buf;
+  return (o.dirs > 0 ? DirName(o, i / FilesPerDir(o)) : o.dir) + buf;
 }
 
 // Creates [from, to); exits the child with 1 on the first failure.
-void CreateRange(const std::string& dir, long from, long to) {
+void CreateRange(const Options& o, long from, long to) {
   for (long i = from; i < to; ++i) {
-    std::string path = Name(dir, i);
+    std::string path = Name(o, i);
     int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0644);
     if (fd < 0 || close(fd) != 0) {
       std::fprintf(stderr, "bigdir_bench: create %s: %s\n", path.c_str(), std::strerror(errno));
@@ -78,6 +89,19 @@ void CreateRange(const std::string& dir, long from, long to) {
 }
 
 int Create(const Options& o) {
+  if (o.dirs > 0) {
+    Clock::time_point t0 = Clock::now();
+    for (long d = 0; d < o.dirs; ++d) {
+      if (mkdir(DirName(o, d).c_str(), 0755) != 0) {
+        std::fprintf(stderr, "bigdir_bench: mkdir %s: %s\n", DirName(o, d).c_str(),
+                     std::strerror(errno));
+        return 1;
+      }
+    }
+    const double s = std::chrono::duration<double>(Clock::now() - t0).count();
+    std::printf("%ld directories made in %.2f s (%.1f/s), %ld files each\n", o.dirs, s,
+                static_cast<double>(o.dirs) / s, FilesPerDir(o));
+  }
   std::printf("%-24s %12s %10s\n", "files", "files/s", "seconds");
   double first_rate = 0, last_rate = 0;
   for (long start = 0; start < o.files; start += o.block) {
@@ -94,7 +118,7 @@ int Create(const Options& o) {
         std::perror("bigdir_bench: fork");
         return 1;
       }
-      if (pid == 0) CreateRange(o.dir, from, to);
+      if (pid == 0) CreateRange(o, from, to);
       children.push_back(pid);
     }
     bool ok = true;
@@ -112,7 +136,8 @@ int Create(const Options& o) {
     std::printf("%-24s %12.1f %10.2f\n", range, rate, s);
     std::fflush(stdout);
   }
-  std::printf("last block / first block rate: %.2f\n", first_rate > 0 ? last_rate / first_rate : 0.0);
+  std::printf("first block %.1f files/s, last block %.1f files/s, last / first %.2f\n", first_rate,
+              last_rate, first_rate > 0 ? last_rate / first_rate : 0.0);
   return 0;
 }
 
@@ -121,7 +146,7 @@ int Stat(const Options& o) {
   std::vector<double> us;
   us.reserve(static_cast<size_t>(o.samples));
   for (long k = 0; k < o.samples; ++k) {
-    std::string path = Name(o.dir, static_cast<long>(rng() % static_cast<uint64_t>(o.files)));
+    std::string path = Name(o, static_cast<long>(rng() % static_cast<uint64_t>(o.files)));
     struct stat st;
     Clock::time_point t0 = Clock::now();
     if (stat(path.c_str(), &st) != 0) {
@@ -153,6 +178,8 @@ int main(int argc, char** argv) {
       o.dir = v;
     } else if (a == "--files") {
       o.files = Positive(v, "--files");
+    } else if (a == "--dirs") {
+      o.dirs = std::min(Positive(v, "--dirs"), 100000L);
     } else if (a == "--block") {
       o.block = Positive(v, "--block");
     } else if (a == "--processes") {

@@ -2,10 +2,15 @@
 # scale_bench.sh: pailfs with one very large directory (issue 14, target 3).
 #
 #   bash bench/scale_bench.sh [--files N] [--block B] [--processes P]
+#        [--spread-files M] [--spread-dirs K] [--spread-block B2]
 #        [--samples K] [--memory-gb G] [--work-dir D] [--keep]
 #
 # Starts pailfs (FUSE, file:// bucket under the work directory, [cache]
 # memory_size_gb = G, default 0.25) and prints:
+# - with --spread-files M (default 0: skipped), first M empty files in K
+#   (default 10000) directories, blocks of B2 (default 1000000), each
+#   block's rate; then the big directory below, whose whole rate is set
+#   beside the first spread block's ("the last million over the first");
 # - the creation rate of each block of B (default 100000) empty files in one
 #   directory of N (default 1000000), made by P (default 4) processes at
 #   once (bigdir_bench create), and the last block's rate over the first's;
@@ -14,7 +19,8 @@
 # - `ls -f` of the directory: a first listing and two warm ones (seconds);
 # - after a clean stop, the cache directory emptied and a restart: K
 #   (default 1000) stat() of random files (bigdir_bench stat) and the
-#   object-store GETs (get + get_range, from /metrics) they cost, per stat.
+#   object-store GETs (get + get_range, from /metrics) they cost, per stat,
+#   in the big directory and (with --spread-files) among the spread files.
 # Needs root, /dev/fuse and `cmake --build build --target pailfs
 # bigdir_bench`. Prints numbers; never passes or fails on them.
 set -uo pipefail
@@ -27,6 +33,9 @@ FILES=1000000
 BLOCK=100000
 PROCESSES=4
 SAMPLES=1000
+SPREAD_FILES=0
+SPREAD_DIRS=10000
+SPREAD_BLOCK=1000000
 MEMORY_GB=0.25
 WORK=/tmp/pailfs-scale-bench
 KEEP=0
@@ -40,10 +49,13 @@ while [ $# -gt 0 ]; do
     --block) BLOCK=$2; shift 2 ;;
     --processes) PROCESSES=$2; shift 2 ;;
     --samples) SAMPLES=$2; shift 2 ;;
+    --spread-files) SPREAD_FILES=$2; shift 2 ;;
+    --spread-dirs) SPREAD_DIRS=$2; shift 2 ;;
+    --spread-block) SPREAD_BLOCK=$2; shift 2 ;;
     --memory-gb) MEMORY_GB=$2; shift 2 ;;
     --work-dir) WORK=$2; shift 2 ;;
     --keep) KEEP=1; shift ;;
-    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
     *) die "unknown argument $1 (see --help)" ;;
   esac
 done
@@ -114,12 +126,29 @@ seconds() {  # seconds COMMAND...: wall seconds of the command, its output dropp
 list() { ls -f "$MNT/big" | wc -l > "$WORK/listed"; }
 
 start_server
+cache_mib=$(awk -v g="$MEMORY_GB" 'BEGIN { printf "%.0f", g * 1024 }')
+first_spread_rate=""
+if [ "$SPREAD_FILES" -gt 0 ]; then
+  mkdir "$MNT/spread" || die "mkdir failed"
+  echo "== create: $SPREAD_FILES empty files in $SPREAD_DIRS directories, blocks of $SPREAD_BLOCK, $PROCESSES processes"
+  "$BIGDIR" create --dir "$MNT/spread" --files "$SPREAD_FILES" --dirs "$SPREAD_DIRS" \
+    --block "$SPREAD_BLOCK" --processes "$PROCESSES" | tee "$WORK/spread.out" ||
+    die "bigdir_bench create failed"
+  first_spread_rate=$(awk '/^first block/ { print $3 }' "$WORK/spread.out")
+  echo "server RSS after the spread files: $(rss), memory cache $cache_mib MiB"
+fi
 mkdir "$MNT/big" || die "mkdir failed"
 echo "== create: $FILES empty files in one directory, blocks of $BLOCK, $PROCESSES processes"
+t0=$(date +%s.%N)
 "$BIGDIR" create --dir "$MNT/big" --files "$FILES" --block "$BLOCK" --processes "$PROCESSES" ||
   die "bigdir_bench create failed"
-cache_mib=$(awk -v g="$MEMORY_GB" 'BEGIN { printf "%.0f", g * 1024 }')
-echo "== memory: configured memory cache $cache_mib MiB"
+big_rate=$(awk -v a="$t0" -v b="$(date +%s.%N)" -v n="$FILES" 'BEGIN { printf "%.1f", n / (b - a) }')
+echo "the whole directory: $big_rate files/s"
+if [ -n "$first_spread_rate" ]; then
+  awk -v a="$first_spread_rate" -v b="$big_rate" \
+    'BEGIN { printf "the big directory (created last) / the first spread block: %.1f / %.1f files/s, %.2f\n", b, a, b / a }'
+fi
+echo "== memory: configured memory cache $cache_mib MiB (limit with 256 MiB: $((cache_mib + 256)) MiB)"
 echo "server RSS after the creates: $(rss)"
 echo "== ls -f (entries listed, seconds)"
 first=$(seconds list); echo "first: $(cat "$WORK/listed") entries, ${first} s"
@@ -135,4 +164,12 @@ before=$(gets)
 after=$(gets)
 awk -v a="$before" -v b="$after" -v n="$SAMPLES" \
   'BEGIN { printf "object-store GETs: %d for %d stats, %.2f per stat\n", b - a, n, (b - a) / n }'
+if [ "$SPREAD_FILES" -gt 0 ]; then
+  before=$(gets)
+  "$BIGDIR" stat --dir "$MNT/spread" --files "$SPREAD_FILES" --dirs "$SPREAD_DIRS" \
+    --samples "$SAMPLES" || die "bigdir_bench stat failed"
+  after=$(gets)
+  awk -v a="$before" -v b="$after" -v n="$SAMPLES" \
+    'BEGIN { printf "spread files: object-store GETs: %d for %d stats, %.2f per stat\n", b - a, n, (b - a) / n }'
+fi
 echo "server RSS after the stats: $(rss)"
