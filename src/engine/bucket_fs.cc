@@ -118,7 +118,10 @@ IOStatus BucketFileSystem::UploadWhole(const std::string& name, const std::strin
   if (!body.ok()) return ToIOStatus(body.status());
   const bool is_current = name == kCurrentFile;
   const bool is_manifest = name.rfind("MANIFEST-", 0) == 0;
-  std::string object = *body;
+  const uint64_t size = body->size();
+  // The file itself is the object (no copy: an SST can be tens of MiB),
+  // except CURRENT, which is encoded with the lineage.
+  std::string object = std::move(*body);
   if (is_manifest || is_current) {
     // A writer fenced without knowing it yet would otherwise publish a state
     // a newer writer never saw; an opener pinning it must not be misled.
@@ -126,7 +129,7 @@ IOStatus BucketFileSystem::UploadWhole(const std::string& name, const std::strin
     if (s.ok() && is_current && !current_published_) s = Failpoint("engine/open_before_current");
     if (s.ok()) s = CheckStillWriter();
     if (!s.ok()) return ToIOStatus(s.WithContext("uploading " + name));
-    if (is_current) object = EncodeCurrentObject(*body, Lineage());
+    if (is_current) object = EncodeCurrentObject(object, Lineage());
   }
   std::string key = FileKey(epoch_, name);
   auto put = store_->Put(key, object);
@@ -136,7 +139,7 @@ IOStatus BucketFileSystem::UploadWhole(const std::string& name, const std::strin
     auto it = files_.find(name);
     if (it != files_.end()) {
       it->second->keys = {key};
-      it->second->size = body->size();
+      it->second->size = size;
     }
   }
   if (is_current) current_published_ = true;

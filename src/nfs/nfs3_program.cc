@@ -147,8 +147,8 @@ size_t Nfs3Program::ReplyBytesBound(const RpcCall& call, XdrDecoder& args) const
 // SST block from the local cache). Directory changes do too, unless durable
 // mode syncs each one to the bucket. READ, WRITE and COMMIT may wait for
 // data or the bucket, and so may a SETATTR that changes the size (a
-// truncation takes the file's data lock, which a flush holds across its
-// upload); those go to the workers.
+// truncation takes the file's lock, which a write holds while it reads a
+// chunk it changes in part from the bucket); those go to the workers.
 bool Nfs3Program::Quick(const RpcCall& call, XdrDecoder& args) const {
   if (call.version != kNfsVersion3) return false;
   switch (call.procedure) {

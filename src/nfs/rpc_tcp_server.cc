@@ -81,8 +81,9 @@ struct RpcTcpServer::Impl {
 // Submit). The thread that finishes a call sends its reply itself, with one
 // non-blocking send, when nothing else is queued or being written; that
 // saves a hop to the I/O thread per call. A reply that does not go out whole
-// joins the queue, which the strand writes with Asio. write_mu_ keeps those two writers apart and keeps workers off
-// the descriptor once the connection is closed (its number may be reused).
+// joins the queue, which the strand writes with Asio. write_mu_ keeps those
+// two writers apart and keeps workers off the descriptor once the
+// connection is closed (its number may be reused).
 class Connection : public std::enable_shared_from_this<Connection> {
  public:
   Connection(RpcTcpServer::Impl* server, net::Socket socket, const net::Peer& peer)
@@ -368,9 +369,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
   size_t running_ = 0;        // guarded by run_mu_: calls on the workers
   std::deque<Call> waiting_;  // guarded by run_mu_: calls waiting for a worker
   std::mutex write_mu_;
-  bool writing_ = false;           // guarded by write_mu_: the strand owns the socket's sending side
-  std::deque<std::string> replies_;  // guarded by write_mu_
-  size_t front_sent_ = 0;          // guarded by write_mu_: bytes of replies_.front() already sent
+  // All three guarded by write_mu_. writing_: the strand owns the socket's
+  // sending side; front_sent_: bytes of replies_.front() already sent.
+  bool writing_ = false;
+  std::deque<std::string> replies_;
+  size_t front_sent_ = 0;
 };
 
 std::shared_ptr<Connection> RpcTcpServer::Impl::Admit(net::Socket& socket, const net::Peer& peer,

@@ -303,5 +303,42 @@ TEST(Engine, OpenCostDoesNotGrowWithPastCleanRestarts) {
   EXPECT_LE(gets[7], 4u);  // CURRENT, its MANIFEST and what RocksDB reads at open
 }
 
+// An SST with more keys than its whole filter could keep in one cache
+// shard (about 800 KiB here) is still looked up through the cache: index
+// and filter come in small partitions, so lookups after the first few do
+// not read the filter again. Whole, it was read and checksummed on every
+// lookup once it left level 0.
+TEST(Engine, LookupsInABigSstDoNotRereadItsFilter) {
+  pail::testing::TempDir dir;
+  auto engine = Engine::Open(
+      pail::testing::TestEngineOptions(std::make_shared<MemoryStore>(), dir.Sub("cache")));
+  ASSERT_TRUE(engine.ok());
+  Engine& e = **engine;
+  constexpr int kKeys = 800000;
+  auto key = [](int i) {
+    char buf[16];
+    std::snprintf(buf, sizeof buf, "k%07d", i);
+    return std::string(buf);
+  };
+  for (int i = 0; i < kKeys;) {
+    rocksdb::WriteBatch batch;
+    for (int end = i + 20000; i < end; ++i) batch.Put(e.column_family("meta"), key(i), "v");
+    ASSERT_TRUE(e.Write(&batch).ok());
+  }
+  // Rewritten out of level 0, whose filters are pinned whatever their size.
+  rocksdb::CompactRangeOptions rewrite;
+  rewrite.bottommost_level_compaction = rocksdb::BottommostLevelCompaction::kForce;
+  ASSERT_TRUE(e.db()->CompactRange(rewrite, e.column_family("meta"), nullptr, nullptr).ok());
+  const int kLookups = 2000;
+  const uint64_t misses = e.stats().block_cache_misses;
+  for (int i = 0; i < kLookups; ++i) {
+    // Absent keys between present ones: only the filter answers them.
+    EXPECT_EQ(Get(e, "meta", key(i * 397 % kKeys) + "x").rfind("<NotFound", 0), 0u);
+  }
+  EXPECT_LT(e.stats().block_cache_misses - misses, static_cast<uint64_t>(kLookups / 2));
+  EXPECT_EQ(Get(e, "meta", key(12345)), "v");
+  ASSERT_TRUE(e.Close().ok());
+}
+
 }  // namespace
 }  // namespace pail::engine
