@@ -103,12 +103,12 @@ struct Txn {
   std::map<uint64_t, int64_t> segment_live;
 };
 
-// A piece of a read that lives in a segment: filled after the inode lock is
-// released (segments are immutable, and a dead one is deleted only after a
-// grace period, so the extent stays readable meanwhile).
 // The uploads of one pass of the uploader (segment_io.cc).
 struct UploadPass;
 
+// A piece of a read that lives in a segment: filled after the inode lock is
+// released (segments are immutable, and a dead one is deleted only after a
+// grace period, so the extent stays readable meanwhile).
 struct ExtentRead {
   ChunkExtent extent;
   uint64_t from = 0;    // first byte wanted, relative to the chunk
