@@ -685,56 +685,51 @@ TEST_F(SmallWriteSegmentTest, MixedBlockAndByteWritesMatchAModel) {
 // so a broken test cannot hang).
 class GatedStore : public MemoryStore {
  public:
-  Result<std::string> Put(const std::string& key, std::string_view body) override {
-    if (key.rfind(engine::kDataPrefix, 0) == 0) {
-      std::unique_lock<std::mutex> l(gate_mu_);
-      puts_started_++;
-      gate_cv_.wait_for(l, std::chrono::seconds(10), [&] { return puts_open_; });
-    }
-    return MemoryStore::Put(key, body);
-  }
-  void SetPutsOpen(bool open) {
-    std::lock_guard<std::mutex> l(gate_mu_);
-    puts_open_ = open;
-    gate_cv_.notify_all();
-  }
-  int puts_started() {
-    std::lock_guard<std::mutex> l(gate_mu_);
-    return puts_started_;
-  }
   Result<std::string> Get(const std::string& key) override {
-    Gate(key);
+    Hold(key, reads_);
     return MemoryStore::Get(key);
   }
   Result<std::string> GetRange(const std::string& key, uint64_t offset, uint64_t length) override {
-    Gate(key);
+    Hold(key, reads_);
     return MemoryStore::GetRange(key, offset, length);
   }
-  void SetOpen(bool open) {
-    std::lock_guard<std::mutex> l(gate_mu_);
-    open_ = open;
-    gate_cv_.notify_all();
+  Result<std::string> Put(const std::string& key, std::string_view body) override {
+    Hold(key, puts_);
+    return MemoryStore::Put(key, body);
   }
-  int waiting() {
-    std::lock_guard<std::mutex> l(gate_mu_);
-    return waiting_;
-  }
+  void SetOpen(bool open) { Set(reads_, open); }
+  void SetPutsOpen(bool open) { Set(puts_, open); }
+  // Reads waiting at the gate now; data-object writes that reached it.
+  int waiting() { return Count(reads_.waiting); }
+  int puts_started() { return Count(puts_.arrived); }
 
  private:
-  void Gate(const std::string& key) {
+  struct Gate {
+    bool open = true;
+    int waiting = 0;
+    int arrived = 0;
+  };
+  void Hold(const std::string& key, Gate& gate) {
     if (key.rfind(engine::kDataPrefix, 0) != 0) return;
     std::unique_lock<std::mutex> l(gate_mu_);
-    waiting_++;
-    gate_cv_.wait_for(l, std::chrono::seconds(10), [&] { return open_; });
-    waiting_--;
+    gate.arrived++;
+    gate.waiting++;
+    gate_cv_.wait_for(l, std::chrono::seconds(10), [&] { return gate.open; });
+    gate.waiting--;
+  }
+  void Set(Gate& gate, bool open) {
+    std::lock_guard<std::mutex> l(gate_mu_);
+    gate.open = open;
+    gate_cv_.notify_all();
+  }
+  int Count(const int& n) {
+    std::lock_guard<std::mutex> l(gate_mu_);
+    return n;
   }
 
   std::mutex gate_mu_;
   std::condition_variable gate_cv_;
-  bool open_ = true;
-  int waiting_ = 0;
-  bool puts_open_ = true;
-  int puts_started_ = 0;
+  Gate reads_, puts_;
 };
 
 class GatedSegmentTest : public SegmentTest {
