@@ -159,17 +159,17 @@ echo "== restart with an empty cache directory, then $SAMPLES stat() of random f
 stop_server
 rm -rf "$WORK/cache"
 start_server
-before=$(gets)
-"$BIGDIR" stat --dir "$MNT/big" --files "$FILES" --samples "$SAMPLES" || die "bigdir_bench stat failed"
-after=$(gets)
-awk -v a="$before" -v b="$after" -v n="$SAMPLES" \
-  'BEGIN { printf "object-store GETs: %d for %d stats, %.2f per stat\n", b - a, n, (b - a) / n }'
-if [ "$SPREAD_FILES" -gt 0 ]; then
+stat_gets() {  # stat_gets LABEL BIGDIR-STAT-ARGS...: random stats and the GETs they cost
+  local label=$1 before after
+  shift
   before=$(gets)
-  "$BIGDIR" stat --dir "$MNT/spread" --files "$SPREAD_FILES" --dirs "$SPREAD_DIRS" \
-    --samples "$SAMPLES" || die "bigdir_bench stat failed"
+  "$BIGDIR" stat "$@" --samples "$SAMPLES" || die "bigdir_bench stat failed"
   after=$(gets)
-  awk -v a="$before" -v b="$after" -v n="$SAMPLES" \
-    'BEGIN { printf "spread files: object-store GETs: %d for %d stats, %.2f per stat\n", b - a, n, (b - a) / n }'
+  awk -v l="$label" -v a="$before" -v b="$after" -v n="$SAMPLES" \
+    'BEGIN { printf "%sobject-store GETs: %d for %d stats, %.2f per stat\n", l, b - a, n, (b - a) / n }'
+}
+stat_gets "" --dir "$MNT/big" --files "$FILES"
+if [ "$SPREAD_FILES" -gt 0 ]; then
+  stat_gets "spread files: " --dir "$MNT/spread" --files "$SPREAD_FILES" --dirs "$SPREAD_DIRS"
 fi
 echo "server RSS after the stats: $(rss)"
