@@ -145,11 +145,20 @@ void WarnIfSecretExposed(const std::string& path) {
 // buffer costs a page fault per 4 KiB page touched, which measured as most
 // of the CPU time of a sequential read. Keeping freed memory in the heap
 // instead reuses it; the peak stays what the data path's bounds allow.
+//
+// Each malloc arena keeps its own free memory, and glibc adds an arena
+// whenever a thread finds the others locked, up to eight per core: a
+// ten-million-file run ended with 16 arenas holding 264 MB of free memory
+// beside 300 MB in use. Two arenas bound what is retained; small blocks come
+// from each thread's cache without taking an arena's lock, and at two the
+// creation and data-path rates did not change measurably.
 void KeepLargeBuffersInHeap() {
   constexpr int kLargestPooledBuffer = 64 << 20;
   constexpr int kRetainedFreeBytes = 256 << 20;
+  constexpr int kArenas = 2;
   mallopt(M_MMAP_THRESHOLD, kLargestPooledBuffer);
   mallopt(M_TRIM_THRESHOLD, kRetainedFreeBytes);
+  mallopt(M_ARENA_MAX, kArenas);
 }
 
 }  // namespace
