@@ -184,11 +184,23 @@ Outcome Transmission::Run(const Request& request, std::string_view payload) cons
   return Done(request, 0);
 }
 
-std::optional<Outcome> Transmission::TryExecute(const Request& request) const {
+std::optional<Outcome> Transmission::TryExecute(const Request& request,
+                                                std::string_view payload) const {
+  if (request.length == 0 || Check(request) != 0) return std::nullopt;
+  const fs::Ino ino = session_.export_info.ino;
+  if (request.type == kCmdWrite && (request.flags & kCmdFlagFua) == 0) {
+    auto op = metrics::ProtocolMetrics::For("nbd").Start(CommandName(request.type));
+    auto w = fs_.TryWrite(kRoot, ino, request.offset, payload, 0);
+    // A refused write changed nothing; one that failed is retried (and
+    // counted) by Execute, as a refused one is.
+    if (!w.ok() || w->written != payload.size()) return std::nullopt;
+    op.Done(0);
+    return Done(request, 0);
+  }
   // Only whole reads: a short one (the file shrank) is left to Read().
-  if (request.type != kCmdRead || request.length == 0 || Check(request) != 0) return std::nullopt;
+  if (request.type != kCmdRead) return std::nullopt;
   auto op = metrics::ProtocolMetrics::For("nbd").Start(CommandName(request.type));
-  auto r = fs_.TryRead(kRoot, session_.export_info.ino, request.offset, request.length, 0);
+  auto r = fs_.TryRead(kRoot, ino, request.offset, request.length, 0);
   // Refused or failed: nothing counted here, the worker's retry is.
   if (!r.ok() || r->data.size() != request.length) return std::nullopt;
   Outcome o;

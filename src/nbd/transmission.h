@@ -42,11 +42,13 @@ class Transmission {
 
   // Runs one request and counts it in the "nbd" protocol metrics.
   Outcome Execute(const Request& request, std::string_view payload) const;
-  // Execute() of a READ that needs no waiting (FileSystem::TryRead: bytes in
-  // memory or the local cache, the file's lock free), on the connection's
-  // I/O thread, saving the hand-off to a worker and back. nullopt, nothing
-  // done or counted, for anything else: the request then goes to Execute().
-  std::optional<Outcome> TryExecute(const Request& request) const;
+  // Execute() of a READ or a WRITE without FUA that needs no waiting
+  // (FileSystem::TryRead, TryWrite: bytes in memory or the local cache,
+  // room in the write-back buffer, the file's lock free), on the
+  // connection's I/O thread, saving the hand-off to a worker and back.
+  // nullopt, nothing done or counted, for anything else: the request then
+  // goes to Execute().
+  std::optional<Outcome> TryExecute(const Request& request, std::string_view payload) const;
 
  private:
   Outcome Run(const Request& request, std::string_view payload) const;

@@ -212,9 +212,10 @@ TEST_F(NbdCoreTest, ReadRepliesCarryTheDataApart) {
   EXPECT_EQ(t.Execute(q, {}).data, bytes.substr(0, 10) + std::string(54, '\0'));
 }
 
-// A READ that needs no waiting runs through TryExecute (on the I/O thread)
-// and replies exactly as Execute; anything else is left to Execute.
-TEST_F(NbdCoreTest, TryExecuteRunsOnlyReadsThatNeedNoWaiting) {
+// A READ or a WRITE without FUA that needs no waiting runs through
+// TryExecute (on the I/O thread) and replies exactly as Execute; anything
+// else is left to Execute.
+TEST_F(NbdCoreTest, TryExecuteRunsOnlyReadsAndWritesThatNeedNoWaiting) {
   fs::Ino ino = MakeExport("t", 64 * fs::kChunkSize);
   std::string bytes(40 * fs::kChunkSize, '\0');
   for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<char>(i * 13 + 5);
@@ -233,7 +234,7 @@ TEST_F(NbdCoreTest, TryExecuteRunsOnlyReadsThatNeedNoWaiting) {
     q.cookie = 11;
     q.offset = 3 * fs::kChunkSize + 5;
     q.length = 4096;
-    std::optional<Outcome> fast = t.TryExecute(q);
+    std::optional<Outcome> fast = t.TryExecute(q, {});
     ASSERT_TRUE(fast.has_value());
     Outcome slow = t.Execute(q, {});
     EXPECT_EQ(fast->reply, slow.reply);
@@ -241,12 +242,29 @@ TEST_F(NbdCoreTest, TryExecuteRunsOnlyReadsThatNeedNoWaiting) {
     EXPECT_EQ(fast->data, slow.data);
     // Out of range: an error, which only Execute replies.
     q.offset = 64 * fs::kChunkSize;
-    EXPECT_FALSE(t.TryExecute(q).has_value());
-    // Not a read.
+    EXPECT_FALSE(t.TryExecute(q, {}).has_value());
+    // A write lands at once and replies as Execute's does.
+    const std::string written(6000, structured ? 's' : 'p');
+    q.type = kCmdWrite;
+    q.offset = 7 * fs::kChunkSize - 100;
+    q.length = written.size();
+    fast = t.TryExecute(q, written);
+    ASSERT_TRUE(fast.has_value());
+    EXPECT_EQ(fast->reply, t.Execute(q, written).reply);
+    EXPECT_EQ(ReadAt(ino, q.offset, written.size()), written);
+    bytes.replace(q.offset, written.size(), written);
+    // With FUA it must reach the bucket first: a worker's job.
+    q.flags = kCmdFlagFua;
+    EXPECT_FALSE(t.TryExecute(q, written).has_value());
+    q.flags = 0;
+    // Past the device's end: ENOSPC, which only Execute replies.
+    q.offset = 64 * fs::kChunkSize - 10;
+    EXPECT_FALSE(t.TryExecute(q, written).has_value());
+    // Neither a read nor a write.
     q.offset = 0;
     q.type = kCmdFlush;
     q.length = 0;
-    EXPECT_FALSE(t.TryExecute(q).has_value());
+    EXPECT_FALSE(t.TryExecute(q, {}).has_value());
   }
   // Past the file's end (it shrank after the client looked): Execute pads.
   fs::SetAttrRequest req;
@@ -264,7 +282,7 @@ TEST_F(NbdCoreTest, TryExecuteRunsOnlyReadsThatNeedNoWaiting) {
   q.type = kCmdRead;
   q.offset = 0;
   q.length = 64;
-  EXPECT_FALSE(t.TryExecute(q).has_value());
+  EXPECT_FALSE(t.TryExecute(q, {}).has_value());
 }
 
 TEST_F(NbdCoreTest, AdmissionBoundsPayloads) {
