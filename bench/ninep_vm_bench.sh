@@ -43,6 +43,9 @@ while [ $# -gt 0 ]; do
 done
 command -v diod > /dev/null || { echo "ninep_vm_bench: needs diod (apt-get install diod)" >&2; exit 2; }
 RUN_DIR=${RUN_DIR:-$(mktemp -d /tmp/ninep-vm-bench.XXXXXX)}
+# diod refuses an attach below a directory only root may search (mktemp's
+# 0700): the guest's mount then fails with "cannot mount read-only".
+chmod 755 "$RUN_DIR"
 DATA=$RUN_DIR/data
 mkdir -p "$DATA/diod-export"
 SERVER_IP=${VM_SERVER_IP:-198.18.0.1}
