@@ -31,12 +31,12 @@ constexpr size_t kMaxRepliesPerWrite = 64;
 // A client that has not started transmission by then is dropped, so idle
 // sockets cannot hold every connection slot.
 constexpr auto kHandshakeTimeout = std::chrono::seconds(60);
-// READs up to this long may run on the I/O thread (Transmission::TryExecute):
-// a copy out of memory, short enough not to hold up other connections'
-// traffic noticeably; the wake-up of a worker and the hand-back cost more
-// than the read itself (half the CPU samples of random 4 KiB reads). So do
-// WRITEs without FUA, whose payloads Admit bounds: a copy into memory.
-constexpr uint32_t kMaxInlineReadBytes = 1u << 20;
+// READs and WRITEs up to this long may run on the I/O thread
+// (Transmission::TryExecute): a copy out of or into memory, short enough
+// not to hold up other connections' traffic noticeably; the wake-up of a
+// worker and the hand-back cost more than the request itself (half the CPU
+// samples of random 4 KiB reads).
+constexpr uint32_t kMaxInlineBytes = 1u << 20;
 
 // A WRITE's payload. The socket overwrites every byte, so none is zeroed
 // first: a std::string of the length cleared each 1 MiB payload, a fifth
@@ -231,8 +231,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
       MaybeFinish();
       return;
     }
-    if ((request.type == kCmdRead && request.length <= kMaxInlineReadBytes) ||
-        request.type == kCmdWrite) {
+    if ((request.type == kCmdRead || request.type == kCmdWrite) &&
+        request.length <= kMaxInlineBytes) {
       // Served from memory right here if it need not wait (TryExecute);
       // NBD orders nothing between requests in flight, so this may pass
       // requests still running on workers.
