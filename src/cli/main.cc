@@ -10,7 +10,6 @@
 // Exit codes (docs/operations.md): 0 success; 1 failure; 2 bad usage or
 // config; 3 the server (or the bucket) did not answer, retrying may help;
 // 4 fenced: another server owns the bucket (a restart would fence it back).
-#include <malloc.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -30,6 +29,7 @@
 
 #include "server/admin_client.h"
 #include "server/config.h"
+#include "server/heap.h"
 #include "server/process.h"
 
 namespace {
@@ -139,32 +139,10 @@ void WarnIfSecretExposed(const std::string& path) {
   }
 }
 
-// The data path cycles through buffers of megabytes (segments being built
-// and encrypted, ranged reads being decrypted). glibc's defaults map each
-// such buffer fresh from the kernel and give it back on free, so every
-// buffer costs a page fault per 4 KiB page touched, which measured as most
-// of the CPU time of a sequential read. Keeping freed memory in the heap
-// instead reuses it; the peak stays what the data path's bounds allow.
-//
-// Each malloc arena keeps its own free memory, and glibc adds an arena
-// whenever a thread finds the others locked, up to eight per core: a
-// ten-million-file run ended with 16 arenas holding 264 MB of free memory
-// beside 300 MB in use. Two arenas bound what is retained; small blocks come
-// from each thread's cache without taking an arena's lock, and at two the
-// creation and data-path rates did not change measurably.
-void KeepLargeBuffersInHeap() {
-  constexpr int kLargestPooledBuffer = 64 << 20;
-  constexpr int kRetainedFreeBytes = 256 << 20;
-  constexpr int kArenas = 2;
-  mallopt(M_MMAP_THRESHOLD, kLargestPooledBuffer);
-  mallopt(M_TRIM_THRESHOLD, kRetainedFreeBytes);
-  mallopt(M_ARENA_MAX, kArenas);
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
-  KeepLargeBuffersInHeap();
+  pail::server::ConfigureHeap();
   CLI::App app{"pailfs: a POSIX filesystem on object storage"};
   app.set_version_flag("--version", std::string("pailfs ") + PAILFS_VERSION);
   app.require_subcommand(1);

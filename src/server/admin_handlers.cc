@@ -96,7 +96,7 @@ std::string ServerView::MetricsText() const {
   out.Sample("pailfs_cache_capacity_bytes", {{"cache", "segments"}}, st.segment_memory_capacity);
 
   gauge("pailfs_idle_upload_buffer_bytes",
-        "Upload buffers kept for reuse (at most 64 MiB of bodies and 64 MiB of ciphertext).",
+        "Upload buffers kept for reuse (at most 80 MiB of bodies and 80 MiB of ciphertext).",
         static_cast<double>(IdleBufferBytes()));
   gauge("pailfs_writeback_dirty_bytes", "File data written but not yet handed to the engine.",
         fc.write_back_bytes);

@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <memory>
 #include <set>
@@ -24,7 +25,9 @@
 #include "server/admin_handlers.h"
 #include "server/admin_server.h"
 #include "server/bucket.h"
+#include "server/heap.h"
 #include "server/request_ledger.h"
+#include "util/buffer_pool.h"
 
 namespace pail::server {
 namespace {
@@ -63,6 +66,25 @@ sigset_t ShutdownSignals() {
   sigaddset(&set, SIGINT);
   sigaddset(&set, SIGTERM);
   return set;
+}
+
+// Waits for one of `signals`, meanwhile every kIdleMemoryCheckInterval
+// freeing the upload buffers that stayed idle (buffer_pool.h) and giving
+// the heap's idle free memory back to the kernel (heap.h).
+int WaitForShutdownSignal(const sigset_t& signals) {
+  constexpr timespec kIdleMemoryCheckInterval{5, 0};
+  HeapTrimmer trimmer = HeapTrimmer::ForProcessHeap();
+  for (;;) {
+    const int signal_number = sigtimedwait(&signals, nullptr, &kIdleMemoryCheckInterval);
+    if (signal_number > 0) return signal_number;
+    if (errno != EAGAIN) continue;
+    const size_t released = ReleaseUnusedIdleBuffers();
+    const bool trimmed = trimmer.Tick();
+    if (released > 0 || trimmed) {
+      spdlog::debug("idle memory: {} bytes of upload buffers freed{}", released,
+                    trimmed ? ", the heap trimmed" : "");
+    }
+  }
 }
 
 }  // namespace
@@ -161,8 +183,7 @@ Status RunServer(const Config& config) {
   if (started.ok()) {
     view.SetServing(true);
     spdlog::info("pailfs serving {}; SIGINT or SIGTERM stops it", config.storage.url);
-    int signal_number = 0;
-    sigwait(&signals, &signal_number);
+    const int signal_number = WaitForShutdownSignal(signals);
     spdlog::info("signal {}: flushing and shutting down", signal_number);
   }
   view.SetServing(false);

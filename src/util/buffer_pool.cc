@@ -44,8 +44,29 @@ class IdleList {
     const size_t capacity = best->second;
     *out = std::move(best->first);
     idle_bytes_ -= capacity;
+    low_water_bytes_ = std::min(low_water_bytes_, idle_bytes_);
     idle_.erase(best);
     return capacity;
+  }
+  // Frees idle buffers, largest first, of at most the bytes that stayed
+  // idle since the last call; returns the bytes freed.
+  size_t ReleaseUnused() {
+    std::vector<Buffer> dropped;  // freed after the lock is released
+    MutexLock g(&mu_);
+    std::sort(idle_.begin(), idle_.end(), [](auto& x, auto& y) { return x.second > y.second; });
+    size_t freed = 0;
+    for (auto it = idle_.begin(); it != idle_.end();) {
+      if (freed + it->second > low_water_bytes_) {
+        ++it;
+        continue;
+      }
+      freed += it->second;
+      dropped.push_back(std::move(it->first));
+      it = idle_.erase(it);
+    }
+    idle_bytes_ -= freed;
+    low_water_bytes_ = idle_bytes_;
+    return freed;
   }
   // Keeps `b` when there is room, making room by dropping smaller idle
   // buffers: a small one serves only small requests, while full-size
@@ -75,6 +96,9 @@ class IdleList {
   Mutex mu_;
   std::vector<std::pair<Buffer, size_t>> idle_ GUARDED_BY(mu_);
   size_t idle_bytes_ GUARDED_BY(mu_) = 0;
+  // The least idle_bytes_ since the last ReleaseUnused: that many bytes
+  // were not needed all along.
+  size_t low_water_bytes_ GUARDED_BY(mu_) = 0;
 };
 
 struct FreeMemory {
@@ -147,6 +171,10 @@ void ReturnStringBuffer(std::string&& s) {
   if (capacity < kPooledMinBytes) return;
   s.clear();
   IdleStrings().Keep(s, capacity);
+}
+
+size_t ReleaseUnusedIdleBuffers() {
+  return IdleAligned().ReleaseUnused() + IdleStrings().ReleaseUnused();
 }
 
 size_t IdleBufferBytes() { return IdleAligned().idle_bytes() + IdleStrings().idle_bytes(); }

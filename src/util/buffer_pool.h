@@ -52,4 +52,10 @@ void ReturnStringBuffer(std::string&& s);
 // Bytes held idle, both kinds together.
 size_t IdleBufferBytes();
 
+// Frees the idle buffers no one needed since the last call: as many bytes
+// as stayed idle all along (the least idle in between), largest buffers
+// first. Called periodically, it keeps what a steady stream of uploads
+// reuses and gives back what a burst left behind. Returns the bytes freed.
+size_t ReleaseUnusedIdleBuffers();
+
 }  // namespace pail

@@ -46,7 +46,7 @@ int main(int argc, char** argv) {
   options.store = bucket;
   options.cache_dir = argv[2];
   options.flush_interval = std::chrono::milliseconds(50);
-  options.column_families = {{"meta", false}};
+  options.column_families = {{"meta", false, nullptr}};
   std::printf("opening\n");
   std::fflush(stdout);
   auto engine = pail::engine::Engine::Open(options);

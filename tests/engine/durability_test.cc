@@ -40,7 +40,7 @@ EngineOptions ChildEngineOptions(std::shared_ptr<ObjectStore> store, const std::
   o.store = std::move(store);
   o.cache_dir = cache;
   o.flush_interval = std::chrono::milliseconds(50);
-  o.column_families = {{"meta", false}};
+  o.column_families = {{"meta", false, nullptr}};
   return o;
 }
 

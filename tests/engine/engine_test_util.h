@@ -41,7 +41,7 @@ inline engine::EngineOptions TestEngineOptions(std::shared_ptr<ObjectStore> stor
   o.disk_cache_bytes = 64 << 20;
   o.memory_cache_bytes = 16 << 20;
   o.flush_interval = std::chrono::milliseconds(100);
-  o.column_families = {{"meta", false}, {"data", true}};
+  o.column_families = {{"meta", false, nullptr}, {"data", true, nullptr}};
   return o;
 }
 

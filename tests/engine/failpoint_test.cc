@@ -184,7 +184,7 @@ TEST(FailpointProcess, ChildCrashedAtNamedStepsLosesNoSyncedBatch) {
   EngineOptions options;
   options.store = *store;
   options.cache_dir = dir.Sub("check");
-  options.column_families = {{"meta", false}};
+  options.column_families = {{"meta", false, nullptr}};
   auto engine = Engine::Open(options);
   ASSERT_TRUE(engine.ok()) << engine.status().ToString();
   std::string last = Read(**engine, "meta", "last");

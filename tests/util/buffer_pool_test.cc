@@ -75,6 +75,33 @@ TEST(AlignedBuffer, ALargeBufferDisplacesSmallerIdleOnes) {
   EXPECT_EQ(again.data(), first);
 }
 
+TEST(AlignedBuffer, IdleBuffersNoOneTookSinceTheLastReleaseAreFreed) {
+  // Two calls with nothing taken between them free whatever other tests
+  // left idle.
+  ReleaseUnusedIdleBuffers();
+  ReleaseUnusedIdleBuffers();
+  ASSERT_EQ(IdleBufferBytes(), 0u);
+  const size_t each = 8 << 20;
+  {
+    AlignedBuffer a(each), b(each);
+  }
+  const size_t idle = IdleBufferBytes();
+  ASSERT_GE(idle, 2 * each);
+  // Just returned: they were not idle since the last call.
+  EXPECT_EQ(ReleaseUnusedIdleBuffers(), 0u);
+  {
+    AlignedBuffer taken(each);  // one is needed again...
+    // ...and the other stayed idle all along, so it goes.
+    EXPECT_EQ(ReleaseUnusedIdleBuffers(), idle / 2);
+    EXPECT_EQ(IdleBufferBytes(), 0u);
+  }
+  // The one in use is back and idle since this moment only.
+  EXPECT_EQ(IdleBufferBytes(), idle / 2);
+  EXPECT_EQ(ReleaseUnusedIdleBuffers(), 0u);
+  EXPECT_EQ(ReleaseUnusedIdleBuffers(), idle / 2);
+  EXPECT_EQ(IdleBufferBytes(), 0u);
+}
+
 TEST(StringBuffer, IsEmptyWithTheCapacityAskedForAndIsReused) {
   std::string s = TakeStringBuffer(4 << 20);
   EXPECT_TRUE(s.empty());
