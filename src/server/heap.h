@@ -28,8 +28,9 @@ class HeapTrimmer {
   // `free_bytes` reports the heap's free bytes; `trim` gives them back.
   HeapTrimmer(uint64_t retained_bytes, std::function<uint64_t()> free_bytes,
               std::function<void()> trim);
-  // glibc's heap (mallinfo2, malloc_trim); a no-op trimmer under a
-  // sanitizer's allocator, whose mallinfo2 reports nothing.
+  // glibc's heap (mallinfo2, malloc_trim). Under a sanitizer, whose
+  // allocator is its own, glibc's heap holds next to nothing, so this
+  // never trims.
   static HeapTrimmer ForProcessHeap();
 
   // Called periodically: trims when the heap held more than the bound free
