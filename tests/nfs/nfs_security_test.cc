@@ -406,14 +406,25 @@ TEST(NfsResourceTest, SecondClientIsServedWhileTheFirstFloodsWrites) {
       flood_replies++;
     }
   });
-  ASSERT_TRUE(flood.Send(batch));
-  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  // Sent from a thread of its own: Send returns only once the server has
+  // read nearly all of the batch, by when a fast bucket has answered most
+  // of it.
+  std::atomic<bool> sent{false};
+  std::thread sender([&] { sent = flood.Send(batch); });
+  // Once the first write is answered the flood is at the server.
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (flood_replies.load() == 0 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::microseconds(100));
+  }
+  EXPECT_GT(flood_replies.load(), 0);  // not ASSERT: the threads are joined below
   // The other client's GETATTR does not queue behind the whole flood.
   RawConnection other(server.port());
   ASSERT_TRUE(other.SendRecord(CallAs(1, kNfsProg, 3, 1, 0, 0, HandleArgs(root))));
   EXPECT_EQ(ReplyStat(other.ReadRecord()), 0u);
   int answered_first = flood_replies.load();
   reader.join();
+  sender.join();
+  EXPECT_TRUE(sent.load());
   EXPECT_EQ(flood_replies.load(), kWrites);
   EXPECT_LT(answered_first, kWrites / 2) << "the second client waited for most of the flood";
   ASSERT_TRUE(server.Stop()) << server.log();
