@@ -1,0 +1,279 @@
+// Every data operation of the core in a random sequence against a model:
+// writes (byte and block sized, zeros included), truncates both ways,
+// fallocate in each mode, copy_file_range within and across files, reads,
+// SEEK_DATA / SEEK_HOLE and extent maps, with fsyncs, restarts and the
+// segment collector running in between. After each step the sizes must
+// match, and every few steps the whole contents; fsck must be clean at the
+// end. The model is a std::string per file.
+#include <algorithm>
+#include <random>
+
+#include "fs/chunk_value.h"
+#include "fs_test_util.h"
+
+namespace pail::fs::testing {
+namespace {
+
+constexpr int kFiles = 3;
+// Files stay within this size (most operations start below it), so
+// operations collide with each other's chunks.
+constexpr uint64_t kSpan = 48 * kChunkSize;
+constexpr int kSteps = 1200;
+
+class DataModelTest : public FsTest, public ::testing::WithParamInterface<uint32_t> {
+ protected:
+  FsOptions Options() override {
+    FsOptions o = FsTest::Options();
+    // Small buffers and segments: uploads, pieces and segment rewrites
+    // happen within a few steps, not only at the end.
+    o.write_back_bytes = 512ull << 10;
+    o.write_back_file_bytes = 128ull << 10;
+    o.segment_bytes = 256ull << 10;
+    o.write_back_interval = std::chrono::milliseconds(20);
+    o.dead_segment_grace = std::chrono::milliseconds(0);
+    o.collect_interval = std::chrono::milliseconds(20);
+    return o;
+  }
+
+  // Offsets mostly on chunk or block boundaries, or just beside one, where
+  // the data layout changes.
+  uint64_t Offset(uint64_t limit) {
+    if (limit == 0) return 0;
+    switch (rng_() % 4) {
+      case 0:
+        return std::min(limit, (rng_() % (limit / kChunkSize + 1)) * kChunkSize);
+      case 1:
+        return std::min(limit, (rng_() % (limit / kPieceBlockBytes + 1)) * kPieceBlockBytes);
+      case 2: {  // a byte either side of a chunk boundary
+        uint64_t edge = (1 + rng_() % (limit / kChunkSize + 1)) * kChunkSize;
+        return std::min(limit, rng_() % 2 == 0 ? edge - 1 : edge + 1);
+      }
+      default:
+        return rng_() % (limit + 1);
+    }
+  }
+
+  uint64_t Length() {
+    switch (rng_() % 4) {
+      case 0:
+        return 1 + rng_() % 100;
+      case 1:
+        return kPieceBlockBytes * (1 + rng_() % 8);
+      case 2:
+        return kChunkSize * (1 + rng_() % 6) + rng_() % 3;
+      default:
+        return 1 + rng_() % (6 * kChunkSize);
+    }
+  }
+
+  std::string Bytes(uint64_t n) {
+    std::string s = Pattern(n, static_cast<uint32_t>(rng_()));
+    // Some zeros: whole writes, or runs inside one (trimmed or kept).
+    if (rng_() % 6 == 0) {
+      std::fill(s.begin(), s.end(), '\0');
+    } else if (rng_() % 4 == 0 && n > 2) {
+      uint64_t from = rng_() % n;
+      std::fill(s.begin() + from, s.begin() + from + rng_() % (n - from), '\0');
+    }
+    return s;
+  }
+
+  static void Resize(std::string& m, uint64_t size) { m.resize(size, '\0'); }
+
+  static bool Zeros(const std::string& m, uint64_t from, uint64_t to) {
+    to = std::min<uint64_t>(to, m.size());
+    return from >= to ||
+           std::all_of(m.begin() + from, m.begin() + to, [](char c) { return c == 0; });
+  }
+
+  void CheckSize(int f, const char* step) {
+    Attr a = Stat(ino_[f]);
+    ASSERT_EQ(a.size, model_[f].size()) << step << " on file " << f;
+  }
+
+  // Reads [off, off + len) and compares it with the model, naming the first
+  // byte that differs (the strings themselves are too long to print).
+  void CheckRange(int f, uint64_t off, uint64_t len, const std::string& when) {
+    const std::string& m = model_[f];
+    std::string got = ReadAt(ino_[f], off, static_cast<uint32_t>(len));
+    std::string want = off < m.size() ? m.substr(off, len) : std::string();
+    if (got == want) return;
+    size_t i = 0;
+    while (i < got.size() && i < want.size() && got[i] == want[i]) i++;
+    FAIL() << when << ": file " << f << ", read of " << len << " at " << off << " differs at byte "
+           << off + i << " (got " << got.size() << " bytes, want " << want.size() << ")";
+  }
+
+  void CheckContents(int f, const std::string& when) {
+    CheckRange(f, 0, model_[f].size() + kChunkSize, when);
+  }
+
+  void CheckAll(const std::string& when) {
+    for (int f = 0; f < kFiles; ++f) {
+      CheckSize(f, when.c_str());
+      CheckContents(f, when);
+    }
+  }
+
+  // SEEK_DATA / SEEK_HOLE at a random offset, and the extent map of a
+  // random range: holes read as zeros, data and hole answers agree with
+  // the runs, and the runs tile the range.
+  void CheckHoles(int f) {
+    const std::string& m = model_[f];
+    const uint64_t size = m.size();
+    const uint64_t at = Offset(size + kChunkSize);
+    auto data = fs_->Seek(Root(), ino_[f], at, SeekFor::kData);
+    auto hole = fs_->Seek(Root(), ino_[f], at, SeekFor::kHole);
+    if (at >= size) {
+      EXPECT_EQ(data.error(), ENXIO) << "SEEK_DATA at " << at << " of " << size;
+      EXPECT_EQ(hole.error(), ENXIO) << "SEEK_HOLE at " << at << " of " << size;
+      return;
+    }
+    if (data.ok()) {
+      ASSERT_GE(*data, at);
+      ASSERT_LT(*data, size);
+      EXPECT_TRUE(Zeros(m, at, *data)) << "SEEK_DATA skipped data: " << at << " -> " << *data;
+    } else {
+      EXPECT_EQ(data.error(), ENXIO);
+      EXPECT_TRUE(Zeros(m, at, size)) << "SEEK_DATA found no data after " << at;
+    }
+    ASSERT_TRUE(hole.ok()) << "SEEK_HOLE errno " << hole.error();
+    ASSERT_GE(*hole, at);
+    ASSERT_LE(*hole, size);
+    auto runs = fs_->MapExtents(Root(), ino_[f], at, size - at, 64);
+    ASSERT_TRUE(runs.ok()) << "MapExtents errno " << runs.error();
+    uint64_t next = at;
+    for (const Extent& e : *runs) {
+      ASSERT_EQ(e.offset, next) << "extent runs do not tile the range";
+      ASSERT_GT(e.length, 0u);
+      if (!e.data) {
+        EXPECT_TRUE(Zeros(m, e.offset, e.offset + e.length)) << "a hole holds data";
+      }
+      next = e.offset + e.length;
+    }
+    ASSERT_LE(next, size);
+    if (!runs->empty() && runs->size() < 64) {
+      EXPECT_EQ(next, size);
+    }
+    if (!runs->empty()) {
+      // The first run decides both seeks.
+      const Extent& first = runs->front();
+      if (first.data) {
+        EXPECT_EQ(data.ok() ? *data : ~0ull, at);
+      } else {
+        EXPECT_EQ(*hole, at);
+      }
+    }
+  }
+
+  void Step(int step) {
+    const int f = static_cast<int>(rng_() % kFiles);
+    std::string& m = model_[f];
+    const Ino ino = ino_[f];
+    const int kind = static_cast<int>(rng_() % 100);
+    if (kind < 35) {  // write
+      const uint64_t off = Offset(std::min<uint64_t>(m.size() + kChunkSize, kSpan));
+      std::string data = Bytes(Length());
+      WriteAt(ino, off, data);
+      if (m.size() < off + data.size()) Resize(m, off + data.size());
+      m.replace(off, data.size(), data);
+    } else if (kind < 45) {  // read
+      CheckRange(f, Offset(m.size() + 100), Length(), "step " + std::to_string(step));
+    } else if (kind < 53) {  // truncate
+      SetAttrRequest req;
+      req.size = rng_() % 3 == 0 ? Offset(kSpan) : Offset(m.size());
+      ASSERT_FS_OK(fs_->SetAttr(Root(), ino, req));
+      Resize(m, *req.size);
+    } else if (kind < 60) {  // punch a hole
+      const uint64_t off = Offset(m.size() + kChunkSize);
+      const uint64_t len = Length();
+      ASSERT_FS_OK(fs_->Fallocate(Root(), ino, kFallocPunchHole | kFallocKeepSize, off, len));
+      if (off < m.size()) {
+        const uint64_t end = std::min<uint64_t>(m.size(), off + len);
+        std::fill(m.begin() + off, m.begin() + end, '\0');
+      }
+    } else if (kind < 66) {  // zero a range, extending the size or not
+      const bool keep = rng_() % 2 == 0;
+      const uint64_t off = Offset(std::min<uint64_t>(m.size() + kChunkSize, kSpan));
+      const uint64_t len = Length();
+      ASSERT_FS_OK(
+          fs_->Fallocate(Root(), ino, kFallocZeroRange | (keep ? kFallocKeepSize : 0), off, len));
+      if (!keep && m.size() < off + len) Resize(m, off + len);
+      if (off < m.size()) {
+        const uint64_t end = std::min<uint64_t>(m.size(), off + len);
+        std::fill(m.begin() + off, m.begin() + end, '\0');
+      }
+    } else if (kind < 70) {  // allocate, extending the size or not
+      const bool keep = rng_() % 2 == 0;
+      const uint64_t off = Offset(std::min<uint64_t>(m.size() + kChunkSize, kSpan));
+      const uint64_t len = Length();
+      ASSERT_FS_OK(fs_->Fallocate(Root(), ino, keep ? kFallocKeepSize : 0, off, len));
+      if (!keep && m.size() < off + len) Resize(m, off + len);
+    } else if (kind < 80) {  // copy_file_range
+      const int from = static_cast<int>(rng_() % kFiles);
+      CopyRangeRequest req;
+      req.in = ino_[from];
+      req.out = ino;
+      req.in_offset = Offset(model_[from].size() + 100);
+      req.out_offset = Offset(std::min<uint64_t>(m.size() + kChunkSize, kSpan));
+      req.length = Length();
+      const std::string& src = model_[from];
+      // As Linux: the length is cut at the source's end first, and only
+      // the ranges that remain must not overlap.
+      const uint64_t want = req.in_offset >= src.size()
+                                ? 0
+                                : std::min<uint64_t>(req.length, src.size() - req.in_offset);
+      const bool overlap = from == f && req.in_offset < req.out_offset + want &&
+                           req.out_offset < req.in_offset + want;
+      auto copied = fs_->CopyFileRange(Root(), req);
+      if (overlap) {
+        EXPECT_EQ(copied.error(), EINVAL) << "overlapping copy within one file";
+        return;
+      }
+      ASSERT_TRUE(copied.ok()) << "copy errno " << copied.error();
+      ASSERT_EQ(*copied, want) << "bytes copied";
+      std::string bytes = src.substr(std::min<uint64_t>(req.in_offset, src.size()), want);
+      if (want > 0) {
+        if (m.size() < req.out_offset + want) Resize(m, req.out_offset + want);
+        m.replace(req.out_offset, want, bytes);
+      }
+    } else if (kind < 88) {
+      CheckHoles(f);
+    } else if (kind < 93) {
+      ASSERT_FS_OK(fs_->Fsync(Root(), ino));
+    } else if (kind < 96) {
+      CheckContents(f, "step " + std::to_string(step));
+    } else if (kind < 98) {
+      // Let the uploader and the collector run between steps.
+      std::this_thread::sleep_for(std::chrono::milliseconds(30));
+    } else {
+      Remount();
+      CheckAll("after a restart at step " + std::to_string(step));
+    }
+    if (!HasFatalFailure()) CheckSize(f, "after the step");
+  }
+
+  std::mt19937_64 rng_;
+  Ino ino_[kFiles] = {};
+  std::string model_[kFiles];
+};
+
+TEST_P(DataModelTest, RandomDataOperationsMatchAModel) {
+  rng_.seed(GetParam());
+  for (int f = 0; f < kFiles; ++f) ino_[f] = MakeFile(kRootIno, "f" + std::to_string(f));
+  for (int step = 0; step < kSteps; ++step) {
+    SCOPED_TRACE("step " + std::to_string(step));
+    Step(step);
+    if (HasFatalFailure()) return;
+  }
+  CheckAll("at the end");
+  for (int f = 0; f < kFiles; ++f) ASSERT_FS_OK(fs_->Fsync(Root(), ino_[f]));
+  Remount();
+  CheckAll("after the last restart");
+  ExpectFsckClean();
+}
+
+INSTANTIATE_TEST_SUITE_P(Seeds, DataModelTest, ::testing::Values(1u, 2u, 3u, 4u, 5u, 6u));
+
+}  // namespace
+}  // namespace pail::fs::testing
