@@ -28,9 +28,11 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -72,15 +74,28 @@ inline constexpr int kErrNotSync = 10002;
 inline constexpr int kErrBadCookie = 10003;
 
 struct Credentials {
+  Credentials(uint32_t uid_in = 0, uint32_t gid_in = 0, std::vector<uint32_t> groups_in = {})
+      : uid(uid_in), gid(gid_in), groups(std::move(groups_in)) {}
+
   uint32_t uid = 0;
   uint32_t gid = 0;
-  std::vector<uint32_t> groups;  // supplementary groups
+  // Supplementary groups. A protocol that has to ask the system for them
+  // (FUSE reads them from /proc, which cost a non-root caller's request
+  // more than half again its time) sets load_groups instead: the first
+  // InGroup that needs them calls it, once. Most requests never do: their
+  // caller owns the inode, or has its gid, or the group and others have the
+  // same rights (MayAccess).
+  mutable std::vector<uint32_t> groups;
+  mutable std::function<std::vector<uint32_t>()> load_groups;
 
   bool is_root() const { return uid == 0; }
   bool InGroup(uint32_t g) const {
     if (g == gid) return true;
-    for (uint32_t x : groups) if (x == g) return true;
-    return false;
+    if (load_groups) {
+      groups = load_groups();
+      load_groups = nullptr;
+    }
+    return std::find(groups.begin(), groups.end(), g) != groups.end();
   }
   static Credentials Root() { return Credentials{}; }
 };

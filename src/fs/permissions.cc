@@ -8,15 +8,18 @@ bool MayAccess(const Credentials& cred, const InodeRecord& r, int mask) {
     if (!(mask & kMayExec)) return true;
     return r.is_dir() || (r.mode & (S_IXUSR | S_IXGRP | S_IXOTH)) != 0;
   }
+  const uint32_t wanted = static_cast<uint32_t>(mask);
   uint32_t bits;
   if (cred.uid == r.uid) {
     bits = (r.mode >> 6) & 7;
-  } else if (cred.InGroup(r.gid)) {
-    bits = (r.mode >> 3) & 7;
   } else {
-    bits = r.mode & 7;
+    // Whether the caller is in the group matters only where the group's and
+    // others' bits differ for this mask; not asking spares FUSE reading the
+    // caller's groups (Credentials::load_groups).
+    const uint32_t group = (r.mode >> 3) & 7, other = r.mode & 7;
+    bits = ((group ^ other) & wanted) != 0 && cred.InGroup(r.gid) ? group : other;
   }
-  return (bits & static_cast<uint32_t>(mask)) == static_cast<uint32_t>(mask);
+  return (bits & wanted) == wanted;
 }
 
 bool StickyAllows(const Credentials& cred, const InodeRecord& dir, const InodeRecord& victim) {

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <vector>
 
 namespace pail::fuse {
@@ -48,11 +49,16 @@ fs::Credentials CredentialsOf(fuse_req_t req) {
   cred.uid = ctx->uid;
   cred.gid = ctx->gid;
   if (cred.is_root()) return cred;
-  gid_t groups[kMaxGroups];
-  int n = fuse_req_getgroups(req, kMaxGroups, groups);
-  // A caller that exited already has no groups to read; its request is
-  // then judged by uid and gid alone, which can only deny more.
-  for (int i = 0; i < n && i < kMaxGroups; ++i) cred.groups.push_back(groups[i]);
+  // Read only if a check needs them, while the request (and its caller,
+  // blocked in the system call) is still there: the core keeps no
+  // credentials past the request.
+  cred.load_groups = [req] {
+    gid_t groups[kMaxGroups];
+    int n = fuse_req_getgroups(req, kMaxGroups, groups);
+    // A caller that exited already has no groups to read; its request is
+    // then judged by uid and gid alone, which can only deny more.
+    return std::vector<uint32_t>(groups, groups + std::clamp(n, 0, kMaxGroups));
+  };
   return cred;
 }
 

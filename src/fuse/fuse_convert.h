@@ -32,8 +32,9 @@ struct stat ToStat(const fs::Attr& attr);
 fuse_entry_param ToEntry(const fs::Attr& attr);
 
 // The caller of a request: uid/gid from the request header, supplementary
-// groups from /proc. Root needs no groups (it passes every check the
-// groups could matter for), which saves reading /proc on its requests.
+// groups from /proc when a check first needs them (Credentials::load_groups),
+// which is valid only until the request is answered. Root needs no groups
+// (it passes every check the groups could matter for).
 fs::Credentials CredentialsOf(fuse_req_t req);
 
 }  // namespace pail::fuse

@@ -7,6 +7,47 @@ namespace {
 
 using PermissionsTest = FsTest;
 
+// A caller whose supplementary groups are loaded on demand, as FUSE's are
+// (read from /proc): `loads` counts the reads.
+Credentials LazyUser(uint32_t uid, uint32_t gid, std::vector<uint32_t> groups, int* loads) {
+  Credentials c(uid, gid);
+  c.load_groups = [groups, loads] {
+    ++*loads;
+    return groups;
+  };
+  return c;
+}
+
+TEST_F(PermissionsTest, SupplementaryGroupsAreLoadedOnlyWhenTheyDecide) {
+  Ino f = MakeFile(kRootIno, "f", 0640);
+  Chown(f, 1000, 100);
+  int loads = 0;
+  // The owner, and a caller whose gid is the file's: no load.
+  EXPECT_TRUE(fs_->Access(LazyUser(1000, 1, {100}, &loads), f, R_OK | W_OK).ok());
+  EXPECT_TRUE(fs_->Access(LazyUser(2000, 100, {}, &loads), f, R_OK).ok());
+  EXPECT_EQ(loads, 0);
+  // Group and others differ on read (r against -): the groups decide.
+  EXPECT_TRUE(fs_->Access(LazyUser(2000, 7, {5, 100}, &loads), f, R_OK).ok());
+  EXPECT_EQ(loads, 1);
+  EXPECT_ERRNO(fs_->Access(LazyUser(2000, 7, {5}, &loads), f, R_OK), EACCES);
+  EXPECT_EQ(loads, 2);
+  // 0644: group and others both read, neither writes, so membership
+  // changes nothing and is never asked.
+  Chmod(f, 0644);
+  EXPECT_TRUE(fs_->Access(LazyUser(2000, 7, {100}, &loads), f, R_OK).ok());
+  EXPECT_ERRNO(fs_->Access(LazyUser(2000, 7, {100}, &loads), f, W_OK), EACCES);
+  EXPECT_EQ(loads, 2);
+  // One load per request, however many checks it makes.
+  Credentials member = LazyUser(2000, 7, {100}, &loads);
+  EXPECT_TRUE(member.InGroup(100));
+  EXPECT_FALSE(member.InGroup(5));
+  EXPECT_EQ(loads, 3);
+  // A group-only grant still works through the lazily loaded groups.
+  Chmod(f, 0070);
+  EXPECT_TRUE(fs_->Access(LazyUser(2000, 7, {100}, &loads), f, R_OK | W_OK | X_OK).ok());
+  EXPECT_ERRNO(fs_->Access(LazyUser(2000, 7, {}, &loads), f, R_OK), EACCES);
+}
+
 TEST_F(PermissionsTest, OwnerGroupOtherAndSupplementaryGroups) {
   Ino f = MakeFile(kRootIno, "f", 0640);
   Chown(f, 1000, 100);

@@ -279,11 +279,15 @@ TEST_F(SegmentTest, MemoryHoldsOnlySegmentsStillInTheBucket) {
   EXPECT_TRUE(WaitFor([&] { return DataObjects().second <= (2u << 20) + (256u << 10); }));
   const std::set<uint64_t> after = ids();
   for (uint64_t id : before) {
-    if (after.count(id) == 0) EXPECT_FALSE(objects.memory().Contains(id)) << id;
+    if (after.count(id) == 0) {
+      EXPECT_FALSE(objects.memory().Contains(id)) << id;
+    }
   }
   // Relocated (old) data is not kept: it would only displace new data.
   for (uint64_t id : after) {
-    if (before.count(id) == 0) EXPECT_FALSE(objects.memory().Contains(id)) << id;
+    if (before.count(id) == 0) {
+      EXPECT_FALSE(objects.memory().Contains(id)) << id;
+    }
   }
   EXPECT_TRUE(ReadAt(a, 0, 4 << 20) == da);
   EXPECT_LE(objects.memory().charged(), objects.memory().capacity());
