@@ -10,9 +10,16 @@
 
 #include "fs/chunk_value.h"
 #include "fs_test_util.h"
+#include "random_data_ops.h"
 
 namespace pail::fs::testing {
 namespace {
+
+using pail::testing::RandomBytes;
+using pail::testing::RandomLength;
+using pail::testing::RandomOffset;
+static_assert(pail::testing::kModelChunkBytes == kChunkSize);
+static_assert(pail::testing::kModelBlockBytes == kPieceBlockBytes);
 
 constexpr int kFiles = 3;
 // Files stay within this size (most operations start below it), so
@@ -33,49 +40,6 @@ class DataModelTest : public FsTest, public ::testing::WithParamInterface<uint32
     o.dead_segment_grace = std::chrono::milliseconds(0);
     o.collect_interval = std::chrono::milliseconds(20);
     return o;
-  }
-
-  // Offsets mostly on chunk or block boundaries, or just beside one, where
-  // the data layout changes.
-  uint64_t Offset(uint64_t limit) {
-    if (limit == 0) return 0;
-    switch (rng_() % 4) {
-      case 0:
-        return std::min(limit, (rng_() % (limit / kChunkSize + 1)) * kChunkSize);
-      case 1:
-        return std::min(limit, (rng_() % (limit / kPieceBlockBytes + 1)) * kPieceBlockBytes);
-      case 2: {  // a byte either side of a chunk boundary
-        uint64_t edge = (1 + rng_() % (limit / kChunkSize + 1)) * kChunkSize;
-        return std::min(limit, rng_() % 2 == 0 ? edge - 1 : edge + 1);
-      }
-      default:
-        return rng_() % (limit + 1);
-    }
-  }
-
-  uint64_t Length() {
-    switch (rng_() % 4) {
-      case 0:
-        return 1 + rng_() % 100;
-      case 1:
-        return kPieceBlockBytes * (1 + rng_() % 8);
-      case 2:
-        return kChunkSize * (1 + rng_() % 6) + rng_() % 3;
-      default:
-        return 1 + rng_() % (6 * kChunkSize);
-    }
-  }
-
-  std::string Bytes(uint64_t n) {
-    std::string s = Pattern(n, static_cast<uint32_t>(rng_()));
-    // Some zeros: whole writes, or runs inside one (trimmed or kept).
-    if (rng_() % 6 == 0) {
-      std::fill(s.begin(), s.end(), '\0');
-    } else if (rng_() % 4 == 0 && n > 2) {
-      uint64_t from = rng_() % n;
-      std::fill(s.begin() + from, s.begin() + from + rng_() % (n - from), '\0');
-    }
-    return s;
   }
 
   static void Resize(std::string& m, uint64_t size) { m.resize(size, '\0'); }
@@ -121,7 +85,7 @@ class DataModelTest : public FsTest, public ::testing::WithParamInterface<uint32
   void CheckHoles(int f) {
     const std::string& m = model_[f];
     const uint64_t size = m.size();
-    const uint64_t at = Offset(size + kChunkSize);
+    const uint64_t at = RandomOffset(rng_, size + kChunkSize);
     auto data = fs_->Seek(Root(), ino_[f], at, SeekFor::kData);
     auto hole = fs_->Seek(Root(), ino_[f], at, SeekFor::kHole);
     if (at >= size) {
@@ -172,21 +136,22 @@ class DataModelTest : public FsTest, public ::testing::WithParamInterface<uint32
     const Ino ino = ino_[f];
     const int kind = static_cast<int>(rng_() % 100);
     if (kind < 35) {  // write
-      const uint64_t off = Offset(std::min<uint64_t>(m.size() + kChunkSize, kSpan));
-      std::string data = Bytes(Length());
+      const uint64_t off = RandomOffset(rng_, std::min<uint64_t>(m.size() + kChunkSize, kSpan));
+      std::string data = RandomBytes(rng_, RandomLength(rng_));
       WriteAt(ino, off, data);
       if (m.size() < off + data.size()) Resize(m, off + data.size());
       m.replace(off, data.size(), data);
     } else if (kind < 45) {  // read
-      CheckRange(f, Offset(m.size() + 100), Length(), "step " + std::to_string(step));
+      CheckRange(f, RandomOffset(rng_, m.size() + 100), RandomLength(rng_),
+                 "step " + std::to_string(step));
     } else if (kind < 53) {  // truncate
       SetAttrRequest req;
-      req.size = rng_() % 3 == 0 ? Offset(kSpan) : Offset(m.size());
+      req.size = rng_() % 3 == 0 ? RandomOffset(rng_, kSpan) : RandomOffset(rng_, m.size());
       ASSERT_FS_OK(fs_->SetAttr(Root(), ino, req));
       Resize(m, *req.size);
     } else if (kind < 60) {  // punch a hole
-      const uint64_t off = Offset(m.size() + kChunkSize);
-      const uint64_t len = Length();
+      const uint64_t off = RandomOffset(rng_, m.size() + kChunkSize);
+      const uint64_t len = RandomLength(rng_);
       ASSERT_FS_OK(fs_->Fallocate(Root(), ino, kFallocPunchHole | kFallocKeepSize, off, len));
       if (off < m.size()) {
         const uint64_t end = std::min<uint64_t>(m.size(), off + len);
@@ -194,8 +159,8 @@ class DataModelTest : public FsTest, public ::testing::WithParamInterface<uint32
       }
     } else if (kind < 66) {  // zero a range, extending the size or not
       const bool keep = rng_() % 2 == 0;
-      const uint64_t off = Offset(std::min<uint64_t>(m.size() + kChunkSize, kSpan));
-      const uint64_t len = Length();
+      const uint64_t off = RandomOffset(rng_, std::min<uint64_t>(m.size() + kChunkSize, kSpan));
+      const uint64_t len = RandomLength(rng_);
       ASSERT_FS_OK(
           fs_->Fallocate(Root(), ino, kFallocZeroRange | (keep ? kFallocKeepSize : 0), off, len));
       if (!keep && m.size() < off + len) Resize(m, off + len);
@@ -205,8 +170,8 @@ class DataModelTest : public FsTest, public ::testing::WithParamInterface<uint32
       }
     } else if (kind < 70) {  // allocate, extending the size or not
       const bool keep = rng_() % 2 == 0;
-      const uint64_t off = Offset(std::min<uint64_t>(m.size() + kChunkSize, kSpan));
-      const uint64_t len = Length();
+      const uint64_t off = RandomOffset(rng_, std::min<uint64_t>(m.size() + kChunkSize, kSpan));
+      const uint64_t len = RandomLength(rng_);
       ASSERT_FS_OK(fs_->Fallocate(Root(), ino, keep ? kFallocKeepSize : 0, off, len));
       if (!keep && m.size() < off + len) Resize(m, off + len);
     } else if (kind < 80) {  // copy_file_range
@@ -214,9 +179,9 @@ class DataModelTest : public FsTest, public ::testing::WithParamInterface<uint32
       CopyRangeRequest req;
       req.in = ino_[from];
       req.out = ino;
-      req.in_offset = Offset(model_[from].size() + 100);
-      req.out_offset = Offset(std::min<uint64_t>(m.size() + kChunkSize, kSpan));
-      req.length = Length();
+      req.in_offset = RandomOffset(rng_, model_[from].size() + 100);
+      req.out_offset = RandomOffset(rng_, std::min<uint64_t>(m.size() + kChunkSize, kSpan));
+      req.length = RandomLength(rng_);
       const std::string& src = model_[from];
       // As Linux: the length is cut at the source's end first, and only
       // the ranges that remain must not overlap.

@@ -25,10 +25,16 @@
 #include <string>
 #include <vector>
 
+#include "../fs/random_data_ops.h"
+
 namespace {
 
-constexpr uint64_t kChunk = 32 * 1024;  // the core's chunk size, where layouts change
-constexpr uint64_t kBlock = 4096;
+using pail::testing::kModelChunkBytes;
+using pail::testing::RandomBytes;
+using pail::testing::RandomLength;
+using pail::testing::RandomOffset;
+
+constexpr uint64_t kChunk = kModelChunkBytes;
 constexpr uint64_t kSpan = 48 * kChunk;  // files stay about this big
 
 struct Options {
@@ -87,47 +93,6 @@ class Model {
     Fail("step " + std::to_string(step_) + ": " + call + ": " + std::strerror(errno));
   }
 
-  uint64_t Offset(uint64_t limit) {
-    if (limit == 0) return 0;
-    switch (rng_() % 4) {
-      case 0:
-        return std::min(limit, (rng_() % (limit / kChunk + 1)) * kChunk);
-      case 1:
-        return std::min(limit, (rng_() % (limit / kBlock + 1)) * kBlock);
-      case 2: {  // a byte either side of a chunk boundary
-        uint64_t edge = (1 + rng_() % (limit / kChunk + 1)) * kChunk;
-        return std::min(limit, rng_() % 2 == 0 ? edge - 1 : edge + 1);
-      }
-      default:
-        return rng_() % (limit + 1);
-    }
-  }
-
-  uint64_t Length() {
-    switch (rng_() % 4) {
-      case 0:
-        return 1 + rng_() % 100;
-      case 1:
-        return kBlock * (1 + rng_() % 8);
-      case 2:
-        return kChunk * (1 + rng_() % 6) + rng_() % 3;
-      default:
-        return 1 + rng_() % (6 * kChunk);
-    }
-  }
-
-  std::string Bytes(uint64_t n) {
-    std::string s(n, '\0');
-    for (auto& c : s) c = static_cast<char>(1 + rng_() % 255);
-    if (rng_() % 6 == 0) {
-      std::fill(s.begin(), s.end(), '\0');
-    } else if (rng_() % 4 == 0 && n > 2) {
-      uint64_t from = rng_() % n;
-      std::fill(s.begin() + from, s.begin() + from + rng_() % (n - from), '\0');
-    }
-    return s;
-  }
-
   static bool Zeros(const std::string& m, uint64_t from, uint64_t to) {
     to = std::min<uint64_t>(to, m.size());
     return from >= to ||
@@ -179,7 +144,7 @@ class Model {
 
   void CheckSeek(int f) {
     const std::string& m = files_[f].bytes;
-    const uint64_t at = Offset(m.size() + kChunk);
+    const uint64_t at = RandomOffset(rng_, m.size() + kChunk);
     errno = 0;
     off_t data = lseek(files_[f].fd, static_cast<off_t>(at), SEEK_DATA);
     int data_errno = errno;
@@ -218,8 +183,8 @@ class Model {
     std::string& m = file.bytes;
     const int kind = static_cast<int>(rng_() % 100);
     if (kind < 35) {
-      const uint64_t off = Offset(std::min<uint64_t>(m.size() + kChunk, kSpan));
-      std::string data = Bytes(Length());
+      const uint64_t off = RandomOffset(rng_, std::min<uint64_t>(m.size() + kChunk, kSpan));
+      std::string data = RandomBytes(rng_, RandomLength(rng_));
       if (pwrite(file.fd, data.data(), data.size(), static_cast<off_t>(off)) !=
           static_cast<ssize_t>(data.size())) {
         Error("pwrite");
@@ -227,13 +192,14 @@ class Model {
       if (m.size() < off + data.size()) m.resize(off + data.size(), '\0');
       m.replace(off, data.size(), data);
     } else if (kind < 45) {
-      CheckRange(f, Offset(m.size() + 100), Length());
+      CheckRange(f, RandomOffset(rng_, m.size() + 100), RandomLength(rng_));
     } else if (kind < 52) {
-      const uint64_t size = rng_() % 3 == 0 ? Offset(kSpan) : Offset(m.size());
+      const uint64_t size =
+          rng_() % 3 == 0 ? RandomOffset(rng_, kSpan) : RandomOffset(rng_, m.size());
       if (ftruncate(file.fd, static_cast<off_t>(size)) != 0) Error("ftruncate");
       m.resize(size, '\0');
     } else if (kind < 58) {
-      const uint64_t off = Offset(m.size() + kChunk), len = Length();
+      const uint64_t off = RandomOffset(rng_, m.size() + kChunk), len = RandomLength(rng_);
       if (fallocate(file.fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, static_cast<off_t>(off),
                     static_cast<off_t>(len)) != 0) {
         Error("fallocate(PUNCH_HOLE)");
@@ -241,7 +207,8 @@ class Model {
       Zero(m, off, len);
     } else if (kind < 63) {
       const bool keep = rng_() % 2 == 0;
-      const uint64_t off = Offset(std::min<uint64_t>(m.size() + kChunk, kSpan)), len = Length();
+      const uint64_t off = RandomOffset(rng_, std::min<uint64_t>(m.size() + kChunk, kSpan)),
+                     len = RandomLength(rng_);
       if (fallocate(file.fd, FALLOC_FL_ZERO_RANGE | (keep ? FALLOC_FL_KEEP_SIZE : 0),
                     static_cast<off_t>(off), static_cast<off_t>(len)) != 0) {
         Error("fallocate(ZERO_RANGE)");
@@ -250,7 +217,8 @@ class Model {
       Zero(m, off, len);
     } else if (kind < 67) {
       const bool keep = rng_() % 2 == 0;
-      const uint64_t off = Offset(std::min<uint64_t>(m.size() + kChunk, kSpan)), len = Length();
+      const uint64_t off = RandomOffset(rng_, std::min<uint64_t>(m.size() + kChunk, kSpan)),
+                     len = RandomLength(rng_);
       if (fallocate(file.fd, keep ? FALLOC_FL_KEEP_SIZE : 0, static_cast<off_t>(off),
                     static_cast<off_t>(len)) != 0) {
         Error("fallocate");
@@ -259,9 +227,10 @@ class Model {
     } else if (kind < 77) {
       const int from = static_cast<int>(rng_() % files_.size());
       const std::string src = files_[from].bytes;
-      loff_t in = static_cast<loff_t>(Offset(src.size() + 100));
-      loff_t out = static_cast<loff_t>(Offset(std::min<uint64_t>(m.size() + kChunk, kSpan)));
-      const uint64_t len = Length();
+      loff_t in = static_cast<loff_t>(RandomOffset(rng_, src.size() + 100));
+      loff_t out =
+          static_cast<loff_t>(RandomOffset(rng_, std::min<uint64_t>(m.size() + kChunk, kSpan)));
+      const uint64_t len = RandomLength(rng_);
       const uint64_t in_at = static_cast<uint64_t>(in), out_at = static_cast<uint64_t>(out);
       // Linux cuts the length at the source's end, then refuses ranges of
       // one file that overlap.
