@@ -62,7 +62,8 @@ class Payload {
 class Connection;
 
 struct NbdServer::Impl {
-  Impl(fs::FileSystem& f, NbdServerOptions o) : fs(f), options(std::move(o)), exports(f) {}
+  Impl(fs::FileSystem& f, NbdServerOptions o)
+      : fs(f), options(std::move(o)), exports(f), count(options.access.limits) {}
 
   // Applies the client policy to a TCP peer, then Adopt.
   void Admit(Socket socket, const net::Peer& from);
@@ -80,7 +81,7 @@ struct NbdServer::Impl {
   std::thread io_thread;
   Mutex mu;
   std::set<std::shared_ptr<Connection>> connections GUARDED_BY(mu);
-  std::map<std::string, size_t> per_client GUARDED_BY(mu);  // open connections by address
+  server::ConnectionCount count GUARDED_BY(mu);
   server::RefusalLog refusal_log;
   bool stopped GUARDED_BY(mu) = false;
   bool started = false;
@@ -341,26 +342,20 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
 void NbdServer::Impl::Adopt(Socket socket, std::string address, std::string peer) {
   std::shared_ptr<Connection> connection;
-  std::string refusal;
+  std::optional<std::string> refusal;
   {
     MutexLock lock(&mu);
-    const server::ConnectionLimits& limits = options.access.limits;
     if (stopped) return;
-    if (connections.size() >= limits.max_connections) {
-      refusal = std::to_string(connections.size()) + " connections open";
-    } else if (!address.empty() && per_client[address] >= limits.max_connections_per_client) {
-      refusal = std::to_string(per_client[address]) + " connections open from " + address;
-    } else {
+    refusal = count.Admit(address);
+    if (!refusal) {
       connection = std::make_shared<Connection>(this, std::move(socket), address, peer);
       connections.insert(connection);
-      if (!address.empty()) per_client[address]++;
     }
-    if (!address.empty() && per_client[address] == 0) per_client.erase(address);
   }
   if (connection) {
     connection->Start();
   } else {
-    refusal_log.Refused("nbd: refusing " + peer + ": " + refusal);
+    refusal_log.Refused("nbd: refusing " + peer + ": " + *refusal);
   }
 }
 
@@ -383,8 +378,7 @@ void NbdServer::Impl::Forget(Connection* connection) {
   MutexLock lock(&mu);
   for (auto it = connections.begin(); it != connections.end(); ++it) {
     if (it->get() == connection) {
-      const std::string& address = connection->address();
-      if (!address.empty() && --per_client[address] == 0) per_client.erase(address);
+      count.Release(connection->address());
       connections.erase(it);
       return;
     }

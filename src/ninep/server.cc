@@ -66,7 +66,8 @@ uint16_t TagOf(const std::string& message) {
 class Connection;
 
 struct NinepServer::Impl {
-  Impl(fs::FileSystem& f, NinepServerOptions o) : fs(f), options(std::move(o)) {}
+  Impl(fs::FileSystem& f, NinepServerOptions o)
+      : fs(f), options(std::move(o)), count(options.session.identity.limits) {}
 
   void Admit(Socket socket, const net::Peer& from);
   void Forget(Connection* connection);
@@ -82,6 +83,7 @@ struct NinepServer::Impl {
   std::atomic<uint64_t> next_session{1};
   Mutex mu;
   std::set<std::shared_ptr<Connection>> connections GUARDED_BY(mu);
+  server::ConnectionCount count GUARDED_BY(mu);
   bool started = false;
   bool stopped GUARDED_BY(mu) = false;
 };
@@ -101,14 +103,19 @@ struct NinepServer::Impl {
 // be reused).
 class Connection : public std::enable_shared_from_this<Connection> {
  public:
-  Connection(NinepServer::Impl* server, Socket socket, std::string peer)
+  // `address`: the client's IP ("" for the Unix socket), as counted;
+  // `peer`: how logs name it.
+  Connection(NinepServer::Impl* server, Socket socket, std::string address, std::string peer)
       : server_(server),
         socket_(std::move(socket)),
         strand_(asio::make_strand(server->io)),
+        address_(std::move(address)),
         peer_(std::move(peer)),
         session_(server->fs, server->locks, server->options.session,
                  server->next_session.fetch_add(1)),
         read_buffer_(kReadBufferBytes) {}
+
+  const std::string& address() const { return address_; }
 
   void Start() {
     asio::dispatch(strand_, [self = shared_from_this()] { self->ReadMore(); });
@@ -346,6 +353,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   NinepServer::Impl* server_;
   Socket socket_;
   asio::strand<asio::io_context::executor_type> strand_;
+  const std::string address_;
   std::string peer_;
   Session session_;  // thread-safe; used by the workers
   // Reading side: strand only.
@@ -380,19 +388,22 @@ void NinepServer::Impl::Admit(Socket socket, const net::Peer& from) {
       return;
     }
   }
+  const std::string address = from.tcp() ? from.address : "";
   std::shared_ptr<Connection> connection;
+  std::optional<std::string> refusal;
   {
     MutexLock lock(&mu);
-    if (!stopped && connections.size() < options.max_connections) {
-      connection = std::make_shared<Connection>(this, std::move(socket), peer);
+    if (stopped) return;
+    refusal = count.Admit(address);
+    if (!refusal) {
+      connection = std::make_shared<Connection>(this, std::move(socket), address, peer);
       connections.insert(connection);
     }
   }
   if (connection) {
     connection->Start();
   } else {
-    spdlog::warn("9p: refusing connection from {}: {} connections open", peer,
-                 options.max_connections);
+    refusals.Refused("9p: refusing connection from " + peer + ": " + *refusal);
     socket.close(ignored);
   }
 }
@@ -403,6 +414,7 @@ void NinepServer::Impl::Forget(Connection* connection) {
   for (auto it = connections.begin(); it != connections.end(); ++it) {
     if (it->get() == connection) {
       last = *it;
+      count.Release(connection->address());
       connections.erase(it);
       return;
     }

@@ -14,7 +14,9 @@
 // the connection before it is buffered; once max_tags requests (or
 // max_buffered_bytes of requests and unsent replies) are outstanding the
 // connection stops reading until replies drain; the session holds at most
-// max_fids fids. Connections beyond max_connections are closed on accept.
+// max_fids fids. Connections past the access policy's max_connections, or
+// its max_connections_per_client from one address, are closed on accept;
+// there is no idle timeout, since the kernel client does not reconnect.
 // Byte-range locks live in one table shared by every connection; a
 // connection's locks go when it closes. See docs/ninep.md.
 #pragma once
@@ -36,7 +38,6 @@ struct NinepServerOptions {
   // A path for a Unix stream socket; empty: none.
   std::string unix_socket;
   unsigned worker_threads = 8;
-  size_t max_connections = 256;
   size_t max_tags = 256;
   size_t max_buffered_bytes = 32u << 20;
   SessionOptions session;

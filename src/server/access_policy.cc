@@ -170,4 +170,24 @@ void RefusalLog::Refused(const std::string& message) {
   suppressed_ = 0;
 }
 
+std::optional<std::string> ConnectionCount::Admit(const std::string& address) {
+  if (open_ >= limits_.max_connections) return std::to_string(open_) + " connections open";
+  if (!address.empty()) {
+    size_t& mine = per_client_[address];
+    if (mine >= limits_.max_connections_per_client) {
+      return std::to_string(mine) + " connections open from " + address +
+             " (max_connections_per_client)";
+    }
+    mine++;
+  }
+  open_++;
+  return std::nullopt;
+}
+
+void ConnectionCount::Release(const std::string& address) {
+  if (open_ > 0) open_--;
+  auto it = per_client_.find(address);
+  if (it != per_client_.end() && --it->second == 0) per_client_.erase(it);
+}
+
 }  // namespace pail::server

@@ -16,6 +16,7 @@
 #include <array>
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -92,6 +93,24 @@ struct AccessPolicy {
   std::vector<std::string> AllowedClientStrings() const;
   // One line for the startup log.
   std::string Describe() const;
+};
+
+// The connections a server has open, in all and per client address, held
+// against ConnectionLimits' two caps (the idle timeout is the server's own
+// business). A Unix socket's connections (address "") count only towards
+// the total. Not synchronised: the server's lock guards it.
+class ConnectionCount {
+ public:
+  explicit ConnectionCount(const ConnectionLimits& limits) : limits_(limits) {}
+  // Counts a new connection from `address`, or says why it is refused.
+  std::optional<std::string> Admit(const std::string& address);
+  // Forgets one connection Admit counted.
+  void Release(const std::string& address);
+
+ private:
+  ConnectionLimits limits_;
+  size_t open_ = 0;
+  std::map<std::string, size_t> per_client_;
 };
 
 // Admits at most one message per interval and counts what it swallowed, so

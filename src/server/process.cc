@@ -149,7 +149,6 @@ Status RunServer(const Config& config) {
     options.unix_socket = config.ninep.unix_socket;
     options.session.max_msize = config.ninep.max_msize;
     options.session.identity = config.ninep.access;
-    options.max_connections = config.ninep.access.limits.max_connections;
     ninep_server = std::make_unique<ninep::NinepServer>(*shared_fs, options);
     started = ninep_server->Start();
   }

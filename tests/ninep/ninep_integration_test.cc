@@ -9,9 +9,11 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <map>
 #include <random>
 #include <set>
+#include <thread>
 
 #include "../nfs/server_process.h"
 #include "p9_client.h"
@@ -456,7 +458,7 @@ TEST_F(NinepTest, LoneMetadataRequestsRunInArrivalOrder) {
   std::vector<uint8_t> expect;
   auto add = [&](uint8_t type, uint16_t tag, const std::string& body) {
     burst += Fields().u32(static_cast<uint32_t>(7 + body.size())).u8(type).u16(tag).raw(body).bytes();
-    expect.push_back(type == Tflush ? Rflush : static_cast<uint8_t>(type + 1));
+    expect.push_back(static_cast<uint8_t>(type == Tflush ? Rflush : type + 1));
   };
   for (int i = 0; i < kTriples; i++) {
     uint32_t fid = 500 + static_cast<uint32_t>(i);
@@ -514,7 +516,9 @@ TEST_F(NinepTest, ReadsAndWritesOnAndOffTheIoThreadKeepEveryByte) {
       ASSERT_EQ(c_->Read(2, off, static_cast<uint32_t>(n), &got), 0) << "read " << i;
       ASSERT_EQ(got, model.substr(off, n)) << "read " << i << " at " << off;
     }
-    if (i % 100 == 99) ASSERT_EQ(c_->Fsync(2), 0);  // back into segments
+    if (i % 100 == 99) {
+      ASSERT_EQ(c_->Fsync(2), 0);  // back into segments
+    }
   }
   constexpr int kWrites = 64;
   std::string burst;
@@ -701,6 +705,38 @@ TEST(NinepPolicyTest, RootIsSquashedByDefaultAndOutsidersAreRefused) {
   ASSERT_NE(outsider, nullptr);  // accepted by the kernel, then closed by the server
   EXPECT_TRUE(outsider->WaitClosed());
   EXPECT_TRUE(closed.Stop()) << closed.log();
+}
+
+// One client address holds at most max_connections_per_client
+// connections; a closed one makes room again.
+TEST(NinepPolicyTest, ConnectionsPerClientAreCapped) {
+  ServerProcess server(ServerProcess::ServersSection([](const std::string& address) {
+    return "[servers.ninep]\naddresses = [\"" + address +
+           "\"]\nsquash = \"none\"\nmax_connections_per_client = 2\n";
+  }));
+  ASSERT_TRUE(server.Start()) << server.log();
+  auto first = P9Client::ConnectTcp(server.port());
+  auto second = P9Client::ConnectTcp(server.port());
+  ASSERT_NE(first, nullptr);
+  ASSERT_NE(second, nullptr);
+  ASSERT_EQ(first->Start(0), 0);
+  ASSERT_EQ(second->Start(0), 0);
+  auto third = P9Client::ConnectTcp(server.port());
+  ASSERT_NE(third, nullptr);  // accepted by the kernel, then closed by the server
+  EXPECT_TRUE(third->WaitClosed());
+  EXPECT_NE(server.log().find("max_connections_per_client"), std::string::npos) << server.log();
+  EXPECT_EQ(first->Walk(0, 1, {}), 0);  // the first two are still served
+  second.reset();
+  // The server notices the close asynchronously: retry for a while.
+  bool served = false;
+  for (int i = 0; i < 50 && !served; ++i) {
+    auto again = P9Client::ConnectTcp(server.port());
+    served = again != nullptr && again->Start(0) == 0;
+    if (!served) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_TRUE(served) << "no room after a connection closed";
+  first.reset();
+  EXPECT_TRUE(server.Stop()) << server.log();
 }
 
 }  // namespace

@@ -65,6 +65,25 @@ TEST(AccessPolicy, Squash) {
   EXPECT_FALSE(ParseSquash("yes").ok());
 }
 
+TEST(ConnectionCount, CapsTheTotalAndEachAddress) {
+  ConnectionLimits limits;
+  limits.max_connections = 3;
+  limits.max_connections_per_client = 2;
+  ConnectionCount count(limits);
+  EXPECT_FALSE(count.Admit("10.0.0.1"));
+  EXPECT_FALSE(count.Admit("10.0.0.1"));
+  std::optional<std::string> refused = count.Admit("10.0.0.1");
+  ASSERT_TRUE(refused);
+  EXPECT_NE(refused->find("max_connections_per_client"), std::string::npos) << *refused;
+  EXPECT_FALSE(count.Admit(""));  // a Unix socket: only the total counts
+  EXPECT_TRUE(count.Admit("10.0.0.2"));  // the total is reached
+  count.Release("10.0.0.1");
+  EXPECT_FALSE(count.Admit("10.0.0.2"));
+  count.Release("");
+  EXPECT_FALSE(count.Admit("10.0.0.1"));  // room again under both caps
+  EXPECT_TRUE(count.Admit("10.0.0.1"));
+}
+
 TEST(RefusalLog, CountsWhatItDoesNotLog) {
   RefusalLog log(std::chrono::hours(1));
   for (int i = 0; i < 1000; i++) log.Refused("refused");  // one line, not a thousand
