@@ -210,14 +210,16 @@ void FinishOpen(fuse_file_info* fi, uint64_t handle) {
 }
 
 void OnOpen(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
-  fs::FsResult<uint64_t> r = Fs(req).Open(CredentialsOf(req), ino, fi->flags);
+  // Taken now: a reply frees `req`, whether or not it reached the kernel.
+  fs::FileSystem& fs = Fs(req);
+  fs::FsResult<uint64_t> r = fs.Open(CredentialsOf(req), ino, fi->flags);
   if (!r.ok()) {
     ReplyErr(req, r.error());
     return;
   }
   FinishOpen(fi, *r);
   // The caller gave up (interrupted): nobody will release this handle.
-  if (fuse_reply_open(req, fi) != 0) (void)Fs(req).Release(*r);
+  if (fuse_reply_open(req, fi) != 0) (void)fs.Release(*r);
 }
 
 void OnCreate(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, fuse_file_info* fi) {
@@ -225,15 +227,16 @@ void OnCreate(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, 
   options.exclusive = (fi->flags & O_EXCL) != 0;
   options.truncate = (fi->flags & O_TRUNC) != 0;
   options.open_flags = fi->flags;
+  fs::FileSystem& fs = Fs(req);  // as in OnOpen
   fs::FsResult<fs::CreateResult> r =
-      Fs(req).Create(CredentialsOf(req), parent, name, mode & 07777, options);
+      fs.Create(CredentialsOf(req), parent, name, mode & 07777, options);
   if (!r.ok()) {
     ReplyErr(req, r.error());
     return;
   }
   fuse_entry_param e = ToEntry(r->attr);
   FinishOpen(fi, r->handle);
-  if (fuse_reply_create(req, &e, fi) != 0) (void)Fs(req).Release(r->handle);
+  if (fuse_reply_create(req, &e, fi) != 0) (void)fs.Release(r->handle);
 }
 
 void OnRead(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* fi) {
