@@ -84,7 +84,9 @@ struct Credentials {
   // more than half again its time) sets load_groups instead: the first
   // InGroup that needs them calls it, once. Most requests never do: their
   // caller owns the inode, or has its gid, or the group and others have the
-  // same rights (MayAccess).
+  // same rights (MayAccess). The load writes the object: credentials with a
+  // loader belong to one request on one thread (those shared between
+  // threads, as a 9P session's, have their groups filled in).
   mutable std::vector<uint32_t> groups;
   mutable std::function<std::vector<uint32_t>()> load_groups;
 
