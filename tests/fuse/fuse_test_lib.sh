@@ -96,10 +96,16 @@ live_mount() {
 
 start_server() {
   write_config
+  # The mount is not touched until the server says it mounted: a listing of
+  # a dead mount left by crash_server (as live_mount makes) would show the
+  # starting server that mount as dead even where it cannot tell itself.
+  local mounted_before
+  mounted_before=$(grep -c "fuse: mounted at" "$WORK/server.log" 2>/dev/null || true)
   "$PAILFS" run -c "$CONFIG" >>"$WORK/server.log" 2>&1 &
   SERVER_PID=$!
   local waited=0
-  until live_mount; do
+  until [ "$(grep -c "fuse: mounted at" "$WORK/server.log" || true)" -gt "${mounted_before:-0}" ] &&
+    live_mount; do
     if ! kill -0 "$SERVER_PID" 2>/dev/null; then
       show_log "server exited before mounting"
       exit 1
@@ -111,6 +117,14 @@ start_server() {
     sleep 0.1
     waited=$((waited + 1))
   done
+  # One mount: a dead one left by crash_server must have been detached, not
+  # buried under the new one (where it would outlive it).
+  local mounts
+  mounts=$(grep -c " $MNT fuse" /proc/self/mounts || true)
+  if [ "$mounts" -ne 1 ]; then
+    echo "FAIL: $mounts FUSE mounts at $MNT after the server started"
+    exit 1
+  fi
 }
 
 # SIGTERM, then the server must unmount, flush and exit 0.
@@ -144,6 +158,9 @@ await_clean_exit() {
 }
 
 crash_server() {
+  # The kernel then holds the root's attributes, so the dead mount still
+  # answers stat(): the restarted server must notice it all the same.
+  stat "$MNT" >/dev/null
   kill -KILL "$SERVER_PID"
   wait "$SERVER_PID" 2>/dev/null || true
   SERVER_PID=""
