@@ -314,6 +314,9 @@ struct FsOptions {
   std::chrono::milliseconds dead_segment_grace{30000};
   // How often the collector looks for dead and mostly dead segments.
   std::chrono::milliseconds collect_interval{10000};
+  // Decoded inode records kept in memory (fs/inode_cache.h; about 240 bytes
+  // each with their index, so 15 MiB); 0 reads every record from the engine.
+  size_t inode_cache_records = 65536;
 };
 
 // For tests and monitoring.

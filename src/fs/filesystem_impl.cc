@@ -35,7 +35,10 @@ Result<std::unique_ptr<FileSystem>> FileSystem::Open(engine::Engine& engine, FsO
 }
 
 FileSystemImpl::FileSystemImpl(engine::Engine& engine, FsOptions options)
-    : engine_(engine), options_(options), compression_(ParseDataCompression(options.compression)) {}
+    : engine_(engine),
+      options_(options),
+      inode_cache_(options.inode_cache_records),
+      compression_(ParseDataCompression(options.compression)) {}
 
 FileSystemImpl::~FileSystemImpl() {
   Status s = Close();
@@ -218,6 +221,8 @@ FsResult<InodeRecord> FileSystemImpl::LoadInode(Ino ino) {
 
 FsResult<InodeRecord> FileSystemImpl::LoadStoredInode(Ino ino) {
   if (ino == 0) return FsError{ESTALE};
+  if (std::optional<InodeRecord> cached = inode_cache_.Find(ino)) return *std::move(cached);
+  const uint64_t ticket = inode_cache_.Ticket(ino);
   std::string value;
   rocksdb::Status rs = db_->Get(rocksdb::ReadOptions(), meta_, InodeKey(ino), &value);
   if (rs.IsNotFound()) return FsError{ESTALE};
@@ -227,6 +232,7 @@ FsResult<InodeRecord> FileSystemImpl::LoadStoredInode(Ino ino) {
     spdlog::error("fs: inode {} has a damaged record", ino);
     return FsError{EIO};
   }
+  inode_cache_.Fill(ino, r, ticket);
   return r;
 }
 
@@ -254,8 +260,12 @@ FsResult<InodeRecord> FileSystemImpl::LoadWritableDir(const Credentials& cred, I
 }
 
 void FileSystemImpl::PutInode(Txn& txn, Ino ino, InodeRecord& r) {
+  // Held until the commit has updated the inode cache: two commits of one
+  // record, unordered, could leave the cache holding the older.
+  locks_.AssertHeld(ino);
   if (DirtyFile* f = FindDirty(ino)) CarryDirty(txn, ino, *f, r);
   txn.batch.Put(meta_, InodeKey(ino), EncodeInode(r));
+  txn.inodes.emplace_back(ino, r);
 }
 
 void FileSystemImpl::AddEntry(Txn& txn, Ino dir, InodeRecord& d, std::string_view name, Ino child,
@@ -294,6 +304,7 @@ void FileSystemImpl::DropInode(Txn& txn, Ino ino, InodeRecord& r) {
 }
 
 void FileSystemImpl::DeleteInode(Txn& txn, Ino ino, const InodeRecord& r, bool has_orphan_mark) {
+  locks_.AssertHeld(ino);
   uint64_t chunk_limit = r.is_reg() ? ChunkCount(r.size) : 0;
   uint64_t stored_used = r.is_reg() ? r.used : 0;
   if (DirtyFile* f = FindDirty(ino)) {
@@ -302,6 +313,7 @@ void FileSystemImpl::DeleteInode(Txn& txn, Ino ino, const InodeRecord& r, bool h
     txn.discarded.push_back(ino);
   }
   txn.batch.Delete(meta_, InodeKey(ino));
+  txn.inodes.emplace_back(ino, std::nullopt);
   // Deletes of keys that never existed would still leave tombstones for
   // later scans to step over.
   if (has_orphan_mark) txn.batch.Delete(meta_, OrphanKey(ino));
@@ -353,6 +365,13 @@ FsStatus FileSystemImpl::Commit(Txn& txn) {
     s = engine_.Write(&txn.batch);
   }
   engine_writes_++;
+  for (const auto& [ino, record] : txn.inodes) {
+    if (s.ok()) {
+      inode_cache_.Store(ino, record ? &*record : nullptr);
+    } else {
+      inode_cache_.Forget(ino);
+    }
+  }
   if (!s.ok()) return EngineError(s);
   for (const auto& [segment, delta] : txn.segment_live) segment_live_bytes_ += delta;
   AfterCommit(txn);

@@ -29,6 +29,7 @@
 
 #include "fs/chunk_value.h"
 #include "fs/filesystem.h"
+#include "fs/inode_cache.h"
 #include "fs/inode_record.h"
 #include "fs/segment_format.h"
 #include "fs/key_codec.h"
@@ -101,6 +102,9 @@ struct Txn {
   std::vector<std::pair<Ino, uint64_t>> reclaims;
   // Live bytes each segment gains or loses with this batch.
   std::map<uint64_t, int64_t> segment_live;
+  // Inode records this batch writes (nullopt: deletes), in order, for the
+  // inode cache.
+  std::vector<std::pair<Ino, std::optional<InodeRecord>>> inodes;
 };
 
 // The uploads of one pass of the uploader (segment_io.cc).
@@ -449,6 +453,7 @@ class FileSystemImpl final : public FileSystem {
   rocksdb::ColumnFamilyHandle* data_ = nullptr;
   const FsOptions options_;
   LockTable locks_;
+  InodeCache inode_cache_;
 
   // Serializes moves of directories between parents so the loop check
   // (walking parent pointers) sees a stable tree. Taken before inode slots.

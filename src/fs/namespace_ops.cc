@@ -69,7 +69,10 @@ FsResult<Attr> FileSystemImpl::CreateNode(const Credentials& cred, Ino parent,
   struct timespec now = NowTimespec();
   r.atime = r.mtime = r.ctime = now;
   Txn txn;
+  // Not PutInode: the new number is this call's alone (unlocked) until the
+  // commit publishes it.
   txn.batch.Put(meta_, InodeKey(*ino), EncodeInode(r));
+  txn.inodes.emplace_back(*ino, r);
   InodeRecord dir = *p;
   AddEntry(txn, parent, dir, name, *ino, r.type(), now);
   if (is_dir) dir.nlink++;

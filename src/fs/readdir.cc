@@ -11,9 +11,9 @@ namespace pail::fs {
 
 namespace {
 // A listing's attributes are loaded this many entries at a time: one hold
-// of their inodes' locks and one MultiGet for the records, where a lock and
-// a Get per entry cost most of a READDIRPLUS (a 32 KiB reply carries about
-// 200 entries).
+// of their inodes' locks and one MultiGet for the records the inode cache
+// lacks, where a lock and a Get per entry cost most of a READDIRPLUS (a
+// 32 KiB reply carries about 200 entries).
 constexpr size_t kAttrBatch = 64;
 // At most this many entries are reserved ahead for one page.
 constexpr uint64_t kMaxReserve = 4096;
@@ -78,6 +78,7 @@ FsResult<ReadDirResult> FileSystemImpl::ReadDir(const Credentials& cred, Ino dir
 FsStatus FileSystemImpl::LoadEntryAttrs(std::vector<DirEntry>& entries) {
   std::vector<Ino> inos;
   std::vector<size_t> stored;  // entries whose record the engine has
+  std::vector<uint64_t> tickets;  // their inode cache tickets
   std::vector<std::string> keys;
   std::vector<rocksdb::Slice> key_slices;
   std::vector<rocksdb::PinnableSlice> values(std::min(entries.size(), kAttrBatch));
@@ -90,6 +91,7 @@ FsStatus FileSystemImpl::LoadEntryAttrs(std::vector<DirEntry>& entries) {
     // GetAttr would show it; the locks are released before the next batch.
     InodeLocks lock(locks_, inos);
     stored.clear();
+    tickets.clear();
     keys.clear();
     for (size_t i = start; i < end; ++i) {
       DirEntry& e = entries[i];
@@ -98,7 +100,12 @@ FsStatus FileSystemImpl::LoadEntryAttrs(std::vector<DirEntry>& entries) {
         e.attr = ToAttr(e.ino, f->inode);
         continue;
       }
+      if (std::optional<InodeRecord> cached = inode_cache_.Find(e.ino)) {
+        e.attr = ToAttr(e.ino, *cached);
+        continue;
+      }
       stored.push_back(i);
+      tickets.push_back(inode_cache_.Ticket(e.ino));
       keys.push_back(InodeKey(e.ino));
     }
     if (keys.empty()) continue;
@@ -116,6 +123,7 @@ FsStatus FileSystemImpl::LoadEntryAttrs(std::vector<DirEntry>& entries) {
         spdlog::error("fs: inode {} has a damaged record", e.ino);
         return FsError{EIO};
       }
+      inode_cache_.Fill(e.ino, r, tickets[k]);
       e.attr = ToAttr(e.ino, r);
     }
   }
