@@ -57,8 +57,7 @@ class InodeCache {
     uint64_t version GUARDED_BY(mu) = 0;
     // Most recently used first.
     std::list<std::pair<Ino, InodeRecord>> lru GUARDED_BY(mu);
-    std::unordered_map<Ino, std::list<std::pair<Ino, InodeRecord>>::iterator> index
-        GUARDED_BY(mu);
+    std::unordered_map<Ino, std::list<std::pair<Ino, InodeRecord>>::iterator> index GUARDED_BY(mu);
   };
 
   Shard& ShardOf(Ino ino) { return shards_[(ino * 0x9E3779B97F4A7C15ull) >> 60]; }
