@@ -293,6 +293,10 @@ inline constexpr int kXattrReplace = 2;  // XATTR_REPLACE: ENODATA if absent
 // CopyFileRange copies at most this many bytes per call.
 inline constexpr uint64_t kMaxCopyBytes = 1ull << 30;
 
+// Memory one cached inode record takes, with its index (FsOptions::
+// inode_cache_records).
+inline constexpr size_t kInodeCacheRecordBytes = 240;
+
 struct FsOptions {
   // Quota on stored file data; writes past it fail with ENOSPC. 0 means no
   // quota (statfs then reports 8 EiB).
@@ -314,8 +318,8 @@ struct FsOptions {
   std::chrono::milliseconds dead_segment_grace{30000};
   // How often the collector looks for dead and mostly dead segments.
   std::chrono::milliseconds collect_interval{10000};
-  // Decoded inode records kept in memory (fs/inode_cache.h; about 240 bytes
-  // each with their index, so 15 MiB); 0 reads every record from the engine.
+  // Decoded inode records kept in memory (fs/inode_cache.h); 0 reads every
+  // record from the engine.
   size_t inode_cache_records = 65536;
 };
 
@@ -336,6 +340,8 @@ struct FsCounters {
   uint64_t segment_live_bytes = 0;  // bytes of them that committed values point at
   uint64_t segments_deleted = 0;
   uint64_t segments_relocated = 0;  // mostly dead segments whose live extents were moved
+  uint64_t inode_cache_bytes = 0;   // cached inode records, kInodeCacheRecordBytes each
+  uint64_t inode_cache_capacity_bytes = 0;
 };
 
 class FileSystem {

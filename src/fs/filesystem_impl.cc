@@ -191,6 +191,8 @@ Status FileSystemImpl::SyncAll() {
 FsCounters FileSystemImpl::counters() const {
   FsCounters c;
   c.engine_writes = engine_writes_.load();
+  c.inode_cache_bytes = inode_cache_.size() * kInodeCacheRecordBytes;
+  c.inode_cache_capacity_bytes = inode_cache_.capacity() * kInodeCacheRecordBytes;
   c.chunk_puts = chunk_puts_.load();
   c.chunk_deletes = chunk_deletes_.load();
   c.reclaimed_files = reclaimed_files_.load();

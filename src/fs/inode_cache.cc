@@ -59,7 +59,7 @@ void InodeCache::Put(Shard& s, Ino ino, const InodeRecord& r) {
   s.index.emplace(ino, s.lru.begin());
 }
 
-size_t InodeCache::size() {
+size_t InodeCache::size() const {
   size_t n = 0;
   for (Shard& s : shards_) {
     MutexLock g(&s.mu);

@@ -47,7 +47,8 @@ class InodeCache {
   // After a failed commit: whatever the engine holds for `ino` is unknown.
   void Forget(Ino ino) { Store(ino, nullptr); }
 
-  size_t size();
+  size_t size() const;
+  size_t capacity() const { return shard_capacity_ * kShards; }
 
  private:
   static constexpr size_t kShards = 16;
@@ -64,7 +65,7 @@ class InodeCache {
   void Put(Shard& s, Ino ino, const InodeRecord& r) REQUIRES(s.mu);
 
   const size_t shard_capacity_;
-  std::array<Shard, kShards> shards_;
+  mutable std::array<Shard, kShards> shards_;
 };
 
 }  // namespace pail::fs

@@ -151,6 +151,10 @@ missing=$(( $(metric "$WORK/m2b" pailfs_protocol_errors_total 'protocol="nfs",er
 check "NFS errors counted by errno (LOOKUP of a missing file: $missing ENOENT)" test "$missing" -ge 1
 check "dirty bytes back to 0 after the flush" test "$(metric "$WORK/m2" pailfs_writeback_dirty_bytes)" = 0
 check "not fenced" test "$(metric "$WORK/m2" pailfs_engine_fenced)" = 0
+inodes=$(metric "$WORK/m2" pailfs_cache_bytes 'cache="inodes"')
+check "the workload's inodes are cached ($inodes bytes)" test "$inodes" -gt 0
+check "within the inode cache's capacity" \
+  test "$inodes" -le "$(metric "$WORK/m2" pailfs_cache_capacity_bytes 'cache="inodes"')"
 
 "$PAILFS" status -c "$CONFIG" > "$WORK/status.txt"
 check "pailfs status exits 0" test $? -eq 0
