@@ -107,21 +107,20 @@ class FuseServer::Impl {
 Status FuseServer::Impl::CheckMountpoint() {
   const std::string& mnt = options_.mountpoint;
   if (mnt.empty()) return Status::InvalidArgument("fuse: mountpoint is empty");
-  struct stat st;
-  struct statfs fs_stat;
   // A FUSE mount whose server died (a crash or SIGKILL of an earlier
-  // pailfs) answers ENOTCONN. stat() alone misses it while the kernel still
-  // holds the root's attributes (for up to kAttrTimeoutSeconds), and a new
-  // mount would then go on top of the dead one, which outlives it;
-  // statfs() always asks the server.
-  if ((stat(mnt.c_str(), &st) != 0 && errno == ENOTCONN) ||
-      (statfs(mnt.c_str(), &fs_stat) != 0 && errno == ENOTCONN)) {
+  // pailfs) answers ENOTCONN to statfs(), which always asks the server.
+  // (stat() is answered from the root's cached attributes for up to
+  // kAttrTimeoutSeconds.) A new mount on top of the dead one would leave it
+  // behind when it goes.
+  struct statfs fs_stat;
+  if (statfs(mnt.c_str(), &fs_stat) != 0 && errno == ENOTCONN) {
     // Nothing can use it any more, so detach it and mount afresh.
     spdlog::warn("fuse: detaching stale mount at {}", mnt);
     if (umount2(mnt.c_str(), MNT_DETACH) != 0) {
       return Status::IOError(Errno("fuse: detaching stale mount at " + mnt));
     }
   }
+  struct stat st;
   if (stat(mnt.c_str(), &st) != 0) return Status::InvalidArgument(Errno("fuse: mountpoint " + mnt));
   if (!S_ISDIR(st.st_mode)) {
     return Status::InvalidArgument("fuse: mountpoint " + mnt + " is not a directory");

@@ -35,8 +35,6 @@ namespace {
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
-// `background_work` false: no compaction (fsck must check the files it
-// listed, not have them compacted away and collected under it).
 // memory_size_gb covers the core's inode cache too: a sixteenth of it, at
 // most 64k records (15 MiB); the engine splits the rest.
 size_t InodeCacheRecords(const Config& config) {
@@ -44,6 +42,8 @@ size_t InodeCacheRecords(const Config& config) {
   return static_cast<size_t>(std::min<uint64_t>(65536, memory / 16 / fs::kInodeCacheRecordBytes));
 }
 
+// `background_work` false: no compaction (fsck must check the files it
+// listed, not have them compacted away and collected under it).
 Result<std::unique_ptr<engine::Engine>> OpenEngine(const Config& config, const Bucket& bucket,
                                                    RequestLedger* ledger = nullptr,
                                                    bool background_work = true) {
