@@ -294,8 +294,9 @@ inline constexpr int kXattrReplace = 2;  // XATTR_REPLACE: ENODATA if absent
 inline constexpr uint64_t kMaxCopyBytes = 1ull << 30;
 
 // Memory one cached inode record takes, with its index (FsOptions::
-// inode_cache_records).
+// inode_cache_records), and the most records it is given (15 MiB).
 inline constexpr size_t kInodeCacheRecordBytes = 240;
+inline constexpr size_t kInodeCacheRecordsMax = 65536;
 
 struct FsOptions {
   // Quota on stored file data; writes past it fail with ENOSPC. 0 means no
@@ -320,7 +321,7 @@ struct FsOptions {
   std::chrono::milliseconds collect_interval{10000};
   // Decoded inode records kept in memory (fs/inode_cache.h); 0 reads every
   // record from the engine.
-  size_t inode_cache_records = 65536;
+  size_t inode_cache_records = kInodeCacheRecordsMax;
 };
 
 // For tests and monitoring.

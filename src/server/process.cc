@@ -36,10 +36,11 @@ namespace {
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
 // memory_size_gb covers the core's inode cache too: a sixteenth of it, at
-// most 64k records (15 MiB); the engine splits the rest.
+// most kInodeCacheRecordsMax records; the engine splits the rest.
 size_t InodeCacheRecords(const Config& config) {
   const auto memory = static_cast<uint64_t>(config.cache.memory_size_gb * kGiB);
-  return static_cast<size_t>(std::min<uint64_t>(65536, memory / 16 / fs::kInodeCacheRecordBytes));
+  return static_cast<size_t>(
+      std::min<uint64_t>(fs::kInodeCacheRecordsMax, memory / 16 / fs::kInodeCacheRecordBytes));
 }
 
 // `background_work` false: no compaction (fsck must check the files it
