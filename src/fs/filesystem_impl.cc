@@ -284,6 +284,7 @@ void FileSystemImpl::RemoveEntry(Txn& txn, Ino dir, InodeRecord& d, std::string_
   txn.batch.Delete(meta_, DirEntryKey(dir, name));
   txn.batch.Delete(meta_, DirScanKey(dir, entry.cookie));
   if (d.entries > 0) d.entries--;
+  if (d.entries == 0) d.first_cookie = d.next_cookie;
   d.mtime = d.ctime = now;
 }
 

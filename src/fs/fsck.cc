@@ -1,12 +1,8 @@
 #include "fs/fsck.h"
 
-#include <map>
-
-#include "engine/data_objects.h"
-#include "fs/chunk_value.h"
-
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <set>
@@ -14,6 +10,8 @@
 
 #include <fmt/format.h>
 
+#include "engine/data_objects.h"
+#include "fs/chunk_value.h"
 #include "fs/inode_record.h"
 #include "fs/key_codec.h"
 #include "fs/permissions.h"
@@ -154,9 +152,13 @@ class Checker {
             break;
           }
           d->second.entries++;
-          if (e.cookie < kFirstEntryCookie || e.cookie >= d->second.record.next_cookie) {
-            Problem("directory {}: entry '{}' has cookie {} outside [3, {})", dir, Printable(name),
-                    e.cookie, d->second.record.next_cookie);
+          // Listings start at first_cookie: an entry below it would be
+          // hidden from readdir.
+          const InodeRecord& dr = d->second.record;
+          const uint64_t lowest = std::max(kFirstEntryCookie, dr.first_cookie);
+          if (e.cookie < lowest || e.cookie >= dr.next_cookie) {
+            Problem("directory {}: entry '{}' has cookie {} outside [{}, {})", dir,
+                    Printable(name), e.cookie, lowest, dr.next_cookie);
           }
           entry_cookies.insert({dir, e.cookie});
           std::string scan;

@@ -8,9 +8,10 @@
 namespace pail::fs {
 
 // Layout after the version byte, all little-endian: mode, uid, gid, nlink
-// (u32 each); size, used, rdev (u64 each); atime, mtime, ctime (i64 seconds
-// then u32 nanoseconds each); parent, entries, next_cookie, generation (u64
-// each); then the symlink target to the end of the value.
+// (u32 each); size, used, rdev (a directory's first_cookie) (u64 each);
+// atime, mtime, ctime (i64 seconds then u32 nanoseconds each); parent,
+// entries, next_cookie, generation (u64 each); then the symlink target to the
+// end of the value.
 namespace {
 constexpr size_t kFixedSize = 1 + 4 * 4 + 3 * 8 + 3 * 12 + 4 * 8;
 
@@ -54,7 +55,7 @@ std::string EncodeInode(const InodeRecord& r) {
   Put32(&out, r.nlink);
   Put64(&out, r.size);
   Put64(&out, r.used);
-  Put64(&out, r.rdev);
+  Put64(&out, r.is_dir() ? r.first_cookie : r.rdev);
   PutTime(&out, r.atime);
   PutTime(&out, r.mtime);
   PutTime(&out, r.ctime);
@@ -75,7 +76,9 @@ bool DecodeInode(std::string_view in, InodeRecord* r) {
   r->nlink = Get32(p);
   r->size = Get64(p);
   r->used = Get64(p);
-  r->rdev = Get64(p);
+  const uint64_t rdev_slot = Get64(p);
+  r->rdev = r->is_dir() ? 0 : rdev_slot;
+  r->first_cookie = r->is_dir() ? rdev_slot : 0;
   r->atime = GetTime(p);
   r->mtime = GetTime(p);
   r->ctime = GetTime(p);

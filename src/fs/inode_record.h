@@ -21,7 +21,7 @@ struct InodeRecord {
   uint32_t nlink = 0;   // directories: 2 + subdirectories
   uint64_t size = 0;    // regular files: bytes; symlinks: target length
   uint64_t used = 0;    // stored chunk bytes of a regular file
-  uint64_t rdev = 0;
+  uint64_t rdev = 0;    // device nodes
   struct timespec atime {};
   struct timespec mtime {};
   struct timespec ctime {};
@@ -30,6 +30,13 @@ struct InodeRecord {
   Ino parent = 0;
   uint64_t entries = 0;
   uint64_t next_cookie = 0;
+  // Directories only: no entry has a lower cookie. Set to next_cookie when
+  // the directory empties, so that listings start past the rows of the
+  // removed entries, which the engine keeps as deletion markers until a
+  // compaction drops them: a directory emptied and refilled over and over
+  // (a build's scratch directory) had every listing step over all of them.
+  // Stored where devices keep rdev (docs/FORMAT.md).
+  uint64_t first_cookie = 0;
   // Random, fixed at creation: what tells this inode from an earlier one
   // that had the same number (numbers can come back after a crash rolls
   // back their reservation) and what makes a file handle unguessable.

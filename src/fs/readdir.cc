@@ -50,8 +50,8 @@ FsResult<ReadDirResult> FileSystemImpl::ReadDir(const Credentials& cred, Ino dir
     ro.iterate_upper_bound = &upper_slice;
     std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, meta_));
     exhausted = true;
-    for (it->Seek(DirScanKey(dir, std::max(cookie + 1, kFirstEntryCookie))); it->Valid();
-         it->Next()) {
+    const uint64_t start = std::max({cookie + 1, kFirstEntryCookie, d->first_cookie});
+    for (it->Seek(DirScanKey(dir, start)); it->Valid(); it->Next()) {
       if (full()) {
         exhausted = false;
         break;

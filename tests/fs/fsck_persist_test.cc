@@ -106,6 +106,17 @@ TEST_F(FsckDamageTest, DirectoryCountersOff) {
   EXPECT_TRUE(HasProblem(r, "nlink 5 but has 1 subdirectories"));
 }
 
+// Listings start at first_cookie, so an entry below it would be hidden.
+TEST_F(FsckDamageTest, EntryBelowFirstCookie) {
+  Populate();
+  InodeRecord rec = Record(d_);
+  rec.first_cookie = rec.next_cookie;
+  rocksdb::WriteBatch b;
+  b.Put(meta(), InodeKey(d_), EncodeInode(rec));
+  Apply(b);
+  EXPECT_TRUE(HasProblem(Check(), "has cookie 3 outside"));
+}
+
 TEST_F(FsckDamageTest, DataAndXattrsLeftForDeletedInode) {
   Populate();
   // Delete the file's record and name but not its data or xattr.
@@ -353,6 +364,26 @@ TEST(CodecTest, InodeRecordRoundTrip) {
   std::string wrong_version = EncodeInode(r);
   wrong_version[0] = 9;
   EXPECT_FALSE(DecodeInode(wrong_version, &back));
+}
+
+// Devices keep rdev and directories first_cookie in one slot: each reads
+// back as what it wrote, and neither shows up as the other.
+TEST(CodecTest, RdevSlotHoldsADirectorysFirstCookie) {
+  InodeRecord dir;
+  dir.mode = S_IFDIR | 0755;
+  dir.first_cookie = 40;
+  dir.next_cookie = 41;
+  InodeRecord back;
+  ASSERT_TRUE(DecodeInode(EncodeInode(dir), &back));
+  EXPECT_EQ(back.first_cookie, 40u);
+  EXPECT_EQ(back.rdev, 0u);
+  EXPECT_EQ(ToAttr(9, back).rdev, 0u);
+  InodeRecord device;
+  device.mode = S_IFCHR | 0600;
+  device.rdev = 0x0501;
+  ASSERT_TRUE(DecodeInode(EncodeInode(device), &back));
+  EXPECT_EQ(back.rdev, 0x0501u);
+  EXPECT_EQ(back.first_cookie, 0u);
 }
 
 TEST(CodecTest, KeysSortByNumber) {
