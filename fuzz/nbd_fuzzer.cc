@@ -142,7 +142,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       return 0;
     }
     // A READ's data goes out right behind its header.
-    CheckReply(outcome.reply + outcome.data, request, session.structured_replies);
+    CheckReply(outcome.reply + std::string(outcome.data.view()), request,
+               session.structured_replies);
     if (outcome.close_after) return 0;
   }
 }

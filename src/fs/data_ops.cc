@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cstring>
 #include <optional>
+#include <utility>
+#include <vector>
 
 #include <spdlog/spdlog.h>
 
@@ -28,6 +30,18 @@ bool AtimeNeedsUpdate(const InodeRecord& r, const struct timespec& now) {
   };
   return before_or_equal(r.atime, r.mtime) || before_or_equal(r.atime, r.ctime) ||
          now.tv_sec - r.atime.tv_sec >= kRelatimeWindowSeconds;
+}
+
+// Zeroes the bytes of buffer[0, n) outside the `filled` ranges (start,
+// length), which may come in any order and overlap.
+void ZeroGaps(char* buffer, uint64_t n, std::vector<std::pair<uint64_t, uint64_t>>* filled) {
+  std::sort(filled->begin(), filled->end());
+  uint64_t at = 0;
+  for (const auto& [start, length] : *filled) {
+    if (start > at) std::memset(buffer + at, 0, start - at);
+    at = std::max(at, start + length);
+  }
+  if (at < n) std::memset(buffer + at, 0, n - at);
 }
 
 int AccessMaskForFlags(int flags) {
@@ -103,7 +117,11 @@ FsResult<ReadResult> FileSystemImpl::ReadLocked(Ino ino, const InodeRecord& r, u
   }
   uint64_t n = std::min<uint64_t>(length, r.size - offset);
   uint64_t end = offset + n;
-  result.data.assign(n, '\0');
+  result.data = ByteBuffer(n);
+  // The parts of result.data that bytes are copied into now or by
+  // `extents` later, as (start, length); the rest is holes, zeroed at the end.
+  std::vector<std::pair<uint64_t, uint64_t>> filled;
+  const size_t extents_before = extents->size();
   DirtyFile* f = FindDirty(ino);
   uint64_t first = offset / kChunkSize;
   uint64_t last = (end - 1) / kChunkSize;
@@ -183,6 +201,7 @@ FsResult<ReadResult> FileSystemImpl::ReadLocked(Ino ino, const InodeRecord& r, u
       const uint64_t at_out = chunk_start + lo - offset;
       if (!memory.empty() && p.extent.segment == UINT64_MAX) {
         std::memcpy(result.data.data() + at_out, memory.data() + at_extent, hi - lo);
+        filled.emplace_back(at_out, hi - lo);
       } else {
         extents->push_back(ExtentRead{p.extent, at_extent, hi - lo, at_out});
       }
@@ -195,8 +214,13 @@ FsResult<ReadResult> FileSystemImpl::ReadLocked(Ino ino, const InodeRecord& r, u
     } else if (source.size() > in_chunk) {
       uint64_t have = std::min<uint64_t>(to - from, source.size() - in_chunk);
       std::memcpy(dst, source.data() + in_chunk, have);
+      filled.emplace_back(from - offset, have);
     }
   }
+  for (size_t i = extents_before; i < extents->size(); ++i) {
+    filled.emplace_back((*extents)[i].dst, (*extents)[i].length);
+  }
+  ZeroGaps(result.data.data(), n, &filled);
   result.eof = end >= r.size;
   return result;
 }
@@ -221,7 +245,7 @@ FsResult<ReadResult> FileSystemImpl::ReadData(const Credentials& cred, Ino ino, 
   }
   std::vector<ExtentRead> extents;
   uint64_t size = 0;
-  FsResult<ReadResult> result = FsError{EIO};
+  ReadResult result;
   // The segments the extents read from, held from when the extents are
   // taken (under the file's lock) until they are read: the collector may
   // move the values to new segments meanwhile, and must not delete these
@@ -245,8 +269,10 @@ FsResult<ReadResult> FileSystemImpl::ReadData(const Credentials& cred, Ino ino, 
       return FsError{EACCES};
     }
     size = r->size;
-    result = ReadLocked(ino, *r, offset, std::min(length, kMaxReadBytes), &extents);
-    if (!result.ok()) return result;
+    FsResult<ReadResult> read =
+        ReadLocked(ino, *r, offset, std::min(length, kMaxReadBytes), &extents);
+    if (!read.ok()) return read;
+    result = std::move(*read);
     for (const ExtentRead& e : extents) {
       if (std::find(hold.segments.begin(), hold.segments.end(), e.extent.segment) ==
           hold.segments.end()) {
@@ -274,10 +300,10 @@ FsResult<ReadResult> FileSystemImpl::ReadData(const Credentials& cred, Ino ino, 
   // may have moved atime, as the read it is retried as does anyway.
   if (!extents.empty()) {
     BucketReadsRefused cache_only(!may_wait);
-    FsStatus s = ReadExtents(extents, result->data.data());
+    FsStatus s = ReadExtents(extents, result.data.data());
     if (!s.ok()) return s;
   }
-  if (!result->data.empty()) ReadAhead(ino, offset, offset + result->data.size(), size);
+  if (!result.data.empty()) ReadAhead(ino, offset, offset + result.data.size(), size);
   return result;
 }
 

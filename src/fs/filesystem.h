@@ -41,6 +41,7 @@
 #include <vector>
 
 #include "engine/engine.h"
+#include "util/byte_buffer.h"
 #include "util/status.h"
 
 namespace pail::fs {
@@ -219,7 +220,7 @@ enum class RenameFlags {
 
 struct ReadResult {
   // Shorter than asked at the end of the file, and capped at 128 MiB.
-  std::string data;
+  ByteBuffer data;
   bool eof = false;  // the read reached the end of the file
 };
 

@@ -177,7 +177,7 @@ FsStatus FileSystemImpl::ReadExtents(std::vector<ExtentRead>& reads, char* out) 
     return a.extent.segment != b.extent.segment ? a.extent.segment < b.extent.segment
                                                 : span(a).first < span(b).first;
   });
-  std::string buffer;
+  ByteBuffer buffer;  // not zeroed: every byte is read into
   std::string plain;
   for (size_t i = 0; i < reads.size();) {
     const uint64_t segment = reads[i].extent.segment;
@@ -203,7 +203,7 @@ FsStatus FileSystemImpl::ReadExtents(std::vector<ExtentRead>& reads, char* out) 
     const size_t len = run_end - run_start;
     char* into = out + reads[i].dst;
     if (!direct) {
-      buffer.resize(len);
+      if (buffer.size() < len) buffer = ByteBuffer(len);
       into = buffer.data();
     }
     Result<size_t> n = size_t{0};

@@ -271,10 +271,21 @@ class Connection : public std::enable_shared_from_this<Connection> {
     ReadRequest();
   }
 
-  void Send(std::string bytes) {
-    if (closed_ || bytes.empty()) return;
-    queued_bytes_ += bytes.size();
-    replies_.push_back(std::move(bytes));
+  // What goes out: protocol bytes, or a READ's data as the filesystem read
+  // it (sent from its own buffer, not copied).
+  struct Reply {
+    std::string text;
+    ByteBuffer data;
+    std::string_view bytes() const { return data.empty() ? std::string_view(text) : data.view(); }
+  };
+
+  void Send(std::string text) { Queue(Reply{std::move(text), {}}); }
+  void Send(ByteBuffer data) { Queue(Reply{{}, std::move(data)}); }
+
+  void Queue(Reply reply) {
+    if (closed_ || reply.bytes().empty()) return;
+    queued_bytes_ += reply.bytes().size();
+    replies_.push_back(std::move(reply));
     if (!writing_) WriteQueued();
   }
 
@@ -282,12 +293,12 @@ class Connection : public std::enable_shared_from_this<Connection> {
     writing_ = true;
     std::vector<asio::const_buffer> buffers;
     size_t count = std::min(replies_.size(), kMaxRepliesPerWrite);
-    for (size_t i = 0; i < count; i++) buffers.push_back(asio::buffer(replies_[i]));
+    for (size_t i = 0; i < count; i++) buffers.push_back(asio::buffer(replies_[i].bytes()));
     asio::async_write(socket_, buffers,
                       OnStrand([self = shared_from_this(), count](asio::error_code ec, size_t) {
                         if (ec) return self->CloseOnStrand();
                         for (size_t i = 0; i < count; i++) {
-                          self->queued_bytes_ -= self->replies_.front().size();
+                          self->queued_bytes_ -= self->replies_.front().bytes().size();
                           self->replies_.pop_front();
                         }
                         self->writing_ = false;
@@ -337,7 +348,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   size_t in_flight_ = 0;
   size_t in_flight_bytes_ = 0;
   size_t queued_bytes_ = 0;
-  std::deque<std::string> replies_;
+  std::deque<Reply> replies_;
 };
 
 void NbdServer::Impl::Adopt(Socket socket, std::string address, std::string peer) {

@@ -1,6 +1,7 @@
 #include "nbd/transmission.h"
 
 #include <algorithm>
+#include <cstring>
 
 #include "metrics/protocol_metrics.h"
 #include "nbd/protocol.h"
@@ -227,21 +228,24 @@ Outcome Transmission::Read(const Request& request) const {
   if (session_.structured_replies && request.length == 0) return Done(request, 0);
   o.reply = ReadReplyHeader(request);
   // The file may have shrunk since the handshake: what the client was told
-  // exists still reads, as zeros. The first piece read is the reply's data
-  // as it is (normally the whole of it).
-  while (o.data.size() < request.length) {
-    const uint64_t done = o.data.size();
+  // exists still reads, as zeros. A whole first read is the reply's data as
+  // it is (the normal case).
+  uint64_t done = 0;
+  while (done < request.length) {
     auto r = fs_.Read(kRoot, session_.export_info.ino, request.offset + done,
                       static_cast<uint32_t>(request.length - done));
     if (!r.ok()) return Failed(request, r.error());
     if (r->data.empty()) break;
-    if (done == 0) {
+    if (done == 0 && r->data.size() == request.length) {
       o.data = std::move(r->data);
-    } else {
-      o.data.append(r->data);
+      return o;
     }
+    if (o.data.empty()) o.data = ByteBuffer(request.length);
+    std::memcpy(o.data.data() + done, r->data.data(), r->data.size());
+    done += r->data.size();
   }
-  o.data.resize(request.length, '\0');
+  if (o.data.empty()) o.data = ByteBuffer(request.length);
+  std::memset(o.data.data() + done, 0, request.length - done);
   return o;
 }
 

@@ -31,7 +31,7 @@ struct Outcome {
   std::string reply;          // empty for DISC
   // A READ's data, sent right after `reply` (kept apart so the bytes the
   // filesystem returned go to the socket with no copy into `reply`).
-  std::string data;
+  ByteBuffer data;
   bool close_after = false;   // DISC, or the export's file is gone
   uint32_t error = 0;         // the NBD error replied (0: success), for metrics
 };

@@ -160,7 +160,7 @@ class FsTest : public ::testing::Test {
   std::string ReadAt(Ino ino, uint64_t offset, uint32_t length, const Credentials& cred = Root()) {
     auto r = fs_->Read(cred, ino, offset, length);
     EXPECT_TRUE(r.ok()) << "read errno " << r.error();
-    return r.ok() ? r->data : std::string();
+    return r.ok() ? std::string(r->data.view()) : std::string();
   }
 
   Attr Stat(Ino ino) {

@@ -134,5 +134,42 @@ TEST_F(SparseTest, PermissionsAndTypes) {
   EXPECT_ERRNO(fs_->PunchHole(Root(), 999999, 0, 1), ESTALE);
 }
 
+// A read's buffer starts as whatever the heap held before (a reused buffer
+// still holds an earlier read's bytes): everything a read does not copy from
+// data must be zeroed, in every state a chunk can be in.
+TEST_F(SparseTest, HolesReadAsZerosWhateverTheReadBufferHeldBefore) {
+  const uint64_t size = 6 * C + 5000;
+  Ino junk = MakeFile(kRootIno, "junk");
+  WriteAt(junk, 0, std::string(size, '\xab'));
+  Ino ino = MakeFile(kRootIno, "f");
+  Truncate(ino, size);
+  std::string want(size, '\0');
+  auto put = [&](uint64_t at, std::string_view bytes) {
+    WriteAt(ino, at, bytes);
+    want.replace(at, bytes.size(), bytes);
+  };
+  put(C + 100, std::string(100, 'a'));  // inside a chunk
+  put(2 * C, std::string(C, 'b'));      // a whole chunk
+  put(3 * C, "0123456789");             // a chunk's head
+  put(6 * C + 10, "tail");              // in the last, partial chunk
+  auto check = [&](const char* state) {
+    for (uint64_t offset : {uint64_t{0}, C + 50, 3 * C + 5}) {
+      // Leaves a freed buffer of the next read's size full of 0xab.
+      ASSERT_EQ(ReadAt(junk, offset, size).size(), size - offset);
+      EXPECT_TRUE(ReadAt(ino, offset, size) == want.substr(offset)) << state << ", at " << offset;
+    }
+  };
+  check("buffered");
+  ASSERT_FS_OK(fs_->Fsync(Root(), ino));
+  check("stored");
+  put(2 * C + 300, "xy");  // over stored chunks: overlays
+  put(4 * C + 7, "z");
+  check("overlaid");
+  ASSERT_FS_OK(fs_->Fsync(Root(), ino));
+  check("overlays stored");
+  Remount();
+  check("after a restart");
+}
+
 }  // namespace
 }  // namespace pail::fs::testing
