@@ -12,7 +12,6 @@
 #include <mutex>
 #include <set>
 #include <thread>
-#include <unordered_map>
 
 #include "metrics/protocol_metrics.h"
 #include "net/listeners.h"
@@ -68,9 +67,9 @@ struct RpcTcpServer::Impl {
   std::vector<std::thread> io_threads;
   std::unique_ptr<asio::steady_timer> idle_timer;
   server::RefusalLog refusal_log;
-  std::mutex mu;  // guards connections and per_address
+  std::mutex mu;  // guards connections and count
   std::set<std::shared_ptr<Connection>> connections;
-  std::unordered_map<std::string, size_t> per_address;  // open connections per client address
+  server::ConnectionCount count{options.limits};
   bool started = false;
   bool stopped = false;
 };
@@ -384,15 +383,11 @@ std::shared_ptr<Connection> RpcTcpServer::Impl::Admit(net::Socket& socket, const
   {
     std::lock_guard<std::mutex> lock(mu);
     if (stopped) return nullptr;
-    // find, not []: a refused address must not leave an entry behind.
-    auto from_address = per_address.find(address);
-    if (from_address != per_address.end() &&
-        from_address->second >= options.limits.max_connections_per_client) {
-      *refusal = address + " already has " + std::to_string(from_address->second) +
-                 " connections (max_connections_per_client)";
+    if (std::optional<std::string> why = count.ClientRefusal(address)) {
+      *refusal = *why;
       return nullptr;
     }
-    if (connections.size() >= options.limits.max_connections) {
+    if (count.Full()) {
       // The reserve: the connection idle longest makes room; its client
       // reconnects when it needs to.
       int64_t oldest = 0;
@@ -410,9 +405,12 @@ std::shared_ptr<Connection> RpcTcpServer::Impl::Admit(net::Socket& socket, const
       }
       RemoveLocked(victim.get());
     }
+    if (std::optional<std::string> why = count.Admit(address)) {
+      *refusal = *why;
+      return nullptr;
+    }
     connection = std::make_shared<Connection>(this, std::move(socket), peer);
     connections.insert(connection);
-    per_address[address]++;
     metrics::ProtocolMetrics::For("nfs").ConnectionOpened();
   }
   if (victim) {
@@ -426,8 +424,7 @@ std::shared_ptr<Connection> RpcTcpServer::Impl::Admit(net::Socket& socket, const
 bool RpcTcpServer::Impl::RemoveLocked(Connection* connection) {
   for (auto it = connections.begin(); it != connections.end(); ++it) {
     if (it->get() == connection) {
-      auto count = per_address.find(connection->peer_address());
-      if (count != per_address.end() && --count->second == 0) per_address.erase(count);
+      count.Release(connection->peer_address());
       connections.erase(it);
       metrics::ProtocolMetrics::For("nfs").ConnectionClosed();
       return true;
@@ -524,7 +521,7 @@ void RpcTcpServer::Stop() {
   s.io_threads.clear();
   std::lock_guard<std::mutex> lock(s.mu);
   s.connections.clear();
-  s.per_address.clear();
+  s.count = server::ConnectionCount(s.options.limits);
 }
 
 std::vector<uint16_t> RpcTcpServer::bound_ports() const { return impl_->listeners.bound_ports(); }

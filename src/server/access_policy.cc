@@ -171,17 +171,21 @@ void RefusalLog::Refused(const std::string& message) {
 }
 
 std::optional<std::string> ConnectionCount::Admit(const std::string& address) {
-  if (open_ >= limits_.max_connections) return std::to_string(open_) + " connections open";
-  if (!address.empty()) {
-    size_t& mine = per_client_[address];
-    if (mine >= limits_.max_connections_per_client) {
-      return std::to_string(mine) + " connections open from " + address +
-             " (max_connections_per_client)";
-    }
-    mine++;
-  }
+  if (Full()) return std::to_string(open_) + " connections open";
+  if (std::optional<std::string> refusal = ClientRefusal(address)) return refusal;
+  if (!address.empty()) per_client_[address]++;
   open_++;
   return std::nullopt;
+}
+
+std::optional<std::string> ConnectionCount::ClientRefusal(const std::string& address) const {
+  auto it = per_client_.find(address);
+  if (address.empty() || it == per_client_.end() ||
+      it->second < limits_.max_connections_per_client) {
+    return std::nullopt;
+  }
+  return std::to_string(it->second) + " connections open from " + address +
+         " (max_connections_per_client)";
 }
 
 void ConnectionCount::Release(const std::string& address) {

@@ -104,6 +104,12 @@ class ConnectionCount {
   explicit ConnectionCount(const ConnectionLimits& limits) : limits_(limits) {}
   // Counts a new connection from `address`, or says why it is refused.
   std::optional<std::string> Admit(const std::string& address);
+  // Why `address` may open no more connections whatever the total (it has
+  // its max_connections_per_client open), or nullopt.
+  std::optional<std::string> ClientRefusal(const std::string& address) const;
+  // All max_connections are open. A server that can close an idle
+  // connection (NFS) makes room before it Admits.
+  bool Full() const { return open_ >= limits_.max_connections; }
   // Forgets one connection Admit counted.
   void Release(const std::string& address);
 
