@@ -84,6 +84,28 @@ TEST(ConnectionCount, CapsTheTotalAndEachAddress) {
   EXPECT_TRUE(count.Admit("10.0.0.1"));
 }
 
+// What NFS asks before it closes an idle connection to make room: a client
+// at its own cap is refused whatever the total, and Full says the total is
+// reached without counting anything.
+TEST(ConnectionCount, TellsAClientAtItsCapFromAFullTable) {
+  ConnectionLimits limits;
+  limits.max_connections = 2;
+  limits.max_connections_per_client = 1;
+  ConnectionCount count(limits);
+  EXPECT_FALSE(count.ClientRefusal("10.0.0.1"));
+  EXPECT_FALSE(count.Admit("10.0.0.1"));
+  EXPECT_TRUE(count.ClientRefusal("10.0.0.1"));
+  EXPECT_FALSE(count.ClientRefusal("10.0.0.2"));
+  EXPECT_FALSE(count.ClientRefusal(""));  // a Unix socket has no per-client cap
+  EXPECT_FALSE(count.Full());
+  EXPECT_FALSE(count.Admit("10.0.0.2"));
+  EXPECT_TRUE(count.Full());
+  EXPECT_FALSE(count.ClientRefusal("10.0.0.3"));  // full, but not this client's fault
+  count.Release("10.0.0.1");
+  EXPECT_FALSE(count.Full());
+  EXPECT_FALSE(count.ClientRefusal("10.0.0.1"));
+}
+
 TEST(RefusalLog, CountsWhatItDoesNotLog) {
   RefusalLog log(std::chrono::hours(1));
   for (int i = 0; i < 1000; i++) log.Refused("refused");  // one line, not a thousand
