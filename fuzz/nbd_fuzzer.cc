@@ -17,6 +17,7 @@
 #include <memory>
 #include <string>
 
+#include "delete_at_exit.h"
 #include "engine/engine.h"
 #include "fs/filesystem.h"
 #include "nbd/exports.h"
@@ -112,7 +113,7 @@ void CheckReply(const std::string& reply, const Request& request, bool structure
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  static Target* target = MakeTarget();
+  static Target* target = DeleteAtExit(MakeTarget());
   std::string_view in(reinterpret_cast<const char*>(data), size);
   Handshake handshake(*target->exports);
   std::string_view piece;

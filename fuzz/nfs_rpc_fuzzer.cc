@@ -18,6 +18,7 @@
 #include <memory>
 #include <string>
 
+#include "delete_at_exit.h"
 #include "engine/engine.h"
 #include "fs/filesystem.h"
 #include "nfs/mount_program.h"
@@ -86,7 +87,7 @@ void CheckReply(const std::optional<std::string>& reply) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  static Target* target = MakeTarget();
+  static Target* target = DeleteAtExit(MakeTarget());
   if (size == 0) return 0;
   pail::nfs::CallContext context;
   context.local_port = 2049;

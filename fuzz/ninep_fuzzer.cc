@@ -16,6 +16,7 @@
 #include <memory>
 #include <string>
 
+#include "delete_at_exit.h"
 #include "engine/engine.h"
 #include "fs/byte_range_locks.h"
 #include "fs/filesystem.h"
@@ -64,7 +65,7 @@ uint32_t Load32(const uint8_t* p) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  static Target* target = MakeTarget();
+  static Target* target = DeleteAtExit(MakeTarget());
   static uint64_t session_id = 0;
   pail::ninep::SessionOptions options;
   options.max_msize = kFuzzMsize;
