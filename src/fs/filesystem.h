@@ -61,10 +61,16 @@ inline constexpr size_t kXattrNameMax = 255;
 inline constexpr size_t kXattrValueMax = 65536;
 // Bounds on one inode's extended attributes together. The names, each with
 // its NUL, fill at most what listxattr(2) can return on Linux
-// (XATTR_LIST_MAX); the values, summed, at most 1 MiB. Past either bound
-// SetXattr gives ENOSPC (a single value over kXattrValueMax gives E2BIG).
+// (XATTR_LIST_MAX). The attributes' space (names, values, and
+// kXattrEntryCost for each: the key, index and bookkeeping an attribute
+// costs beside its bytes, about what ext4 charges for an entry) is at most
+// kXattrSpaceMax: room for a value of the largest size beside a few
+// kilobytes of others, or for the largest list of names with small values.
+// Past either bound SetXattr gives ENOSPC (a single value over
+// kXattrValueMax gives E2BIG).
 inline constexpr size_t kXattrNamesMax = 65536;
-inline constexpr size_t kXattrValuesMax = 1u << 20;
+inline constexpr size_t kXattrEntryCost = 32;
+inline constexpr size_t kXattrSpaceMax = 80u << 10;
 inline constexpr uint32_t kBlockSize = 4096;    // st_blksize and statfs bsize
 
 // NFSv3 NOT_SYNC: SetAttr's guard ctime did not match. Not an errno;
@@ -481,8 +487,8 @@ class FileSystem {
   // Names carry their namespace: "user.", "trusted." or "security.". The
   // caller handles size probing (size 0) and ERANGE for small buffers.
   // SetXattr gives E2BIG for a value over kXattrValueMax and ENOSPC when the
-  // inode's names or values together would pass kXattrNamesMax or
-  // kXattrValuesMax.
+  // inode's names or attribute space would pass kXattrNamesMax or
+  // kXattrSpaceMax.
   virtual FsResult<std::string> GetXattr(const Credentials& cred, Ino ino,
                                          std::string_view name) = 0;
   virtual FsStatus SetXattr(const Credentials& cred, Ino ino, std::string_view name,

@@ -145,13 +145,15 @@ std::string EncodeXattrTotals(const XattrTotals& v) {
   std::string out;
   PutBigEndian64(&out, v.name_bytes);
   PutBigEndian64(&out, v.value_bytes);
+  PutBigEndian64(&out, v.count);
   return out;
 }
 
 bool DecodeXattrTotals(std::string_view in, XattrTotals* v) {
-  if (in.size() != 16) return false;
+  if (in.size() != 16 && in.size() != 24) return false;
   v->name_bytes = GetBigEndian64(in.data());
   v->value_bytes = GetBigEndian64(in.data() + 8);
+  v->count = in.size() == 24 ? GetBigEndian64(in.data() + 16) : kXattrCountUnknown;
   return true;
 }
 

@@ -109,10 +109,15 @@ bool DecodeStats(std::string_view in, StatsValue* v);
 // Value of an XattrTotals key: what the inode's attributes add up to, kept
 // in the batch that changes them so the bounds cost one read to check.
 // name_bytes counts each name with its NUL (what listxattr returns).
-// Encoded as name_bytes (8 BE) then value_bytes (8 BE).
+// Encoded as name_bytes (8 BE), value_bytes (8 BE), then count (8 BE). A
+// record written before the count was kept has only the first two; it
+// decodes with count kXattrCountUnknown, and the next change counts the
+// attributes and writes all three.
+inline constexpr uint64_t kXattrCountUnknown = ~uint64_t{0};
 struct XattrTotals {
   uint64_t name_bytes = 0;
   uint64_t value_bytes = 0;
+  uint64_t count = 0;
   bool operator==(const XattrTotals&) const = default;
 };
 std::string EncodeXattrTotals(const XattrTotals& v);

@@ -1,5 +1,6 @@
 // Extended attributes in the user, trusted and security namespaces.
 #include <algorithm>
+#include <functional>
 
 #include <spdlog/spdlog.h>
 
@@ -13,23 +14,44 @@ bool HasPrefix(std::string_view s, std::string_view p) { return s.substr(0, p.si
 
 // What one attribute adds to its inode's totals.
 XattrTotals Share(std::string_view name, size_t value_size) {
-  return XattrTotals{name.size() + 1, value_size};
+  return XattrTotals{name.size() + 1, value_size, 1};
 }
 
 XattrTotals Minus(const XattrTotals& a, const XattrTotals& b) {
   // Totals that a damaged record made too small must not wrap around.
   return XattrTotals{a.name_bytes - std::min(a.name_bytes, b.name_bytes),
-                     a.value_bytes - std::min(a.value_bytes, b.value_bytes)};
+                     a.value_bytes - std::min(a.value_bytes, b.value_bytes),
+                     a.count - std::min(a.count, b.count)};
 }
 
 XattrTotals Plus(const XattrTotals& a, const XattrTotals& b) {
-  return XattrTotals{a.name_bytes + b.name_bytes, a.value_bytes + b.value_bytes};
+  return XattrTotals{a.name_bytes + b.name_bytes, a.value_bytes + b.value_bytes,
+                     a.count + b.count};
+}
+
+uint64_t Space(const XattrTotals& t) {
+  return t.name_bytes + t.value_bytes + t.count * kXattrEntryCost;
 }
 
 // A total over its bound refuses only growth: an inode already past a bound
 // (set before the bounds existed) may still shrink or replace in place.
 bool Exceeds(uint64_t before, uint64_t after, uint64_t bound) {
   return after > bound && after > before;
+}
+
+// Calls `visit` with the name of each of the inode's attributes, in order.
+rocksdb::Status VisitXattrNames(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* meta, Ino ino,
+                                const std::function<void(std::string_view)>& visit) {
+  std::string prefix = XattrPrefix(ino);
+  std::string upper = XattrPrefix(ino + 1);
+  rocksdb::Slice upper_slice(upper);
+  rocksdb::ReadOptions ro;
+  ro.iterate_upper_bound = &upper_slice;  // stops the seek at this inode's range
+  std::unique_ptr<rocksdb::Iterator> it(db->NewIterator(ro, meta));
+  for (it->Seek(prefix); it->Valid(); it->Next()) {
+    visit(std::string_view(it->key().data(), it->key().size()).substr(prefix.size()));
+  }
+  return it->status();
 }
 }  // namespace
 
@@ -42,6 +64,13 @@ FsResult<XattrTotals> FileSystemImpl::LoadXattrTotals(Ino ino) {
   if (!DecodeXattrTotals(value, &totals)) {
     spdlog::error("fs: inode {} has damaged xattr totals", ino);
     return FsError{EIO};
+  }
+  if (totals.count == kXattrCountUnknown) {
+    // Written before the count was kept: count once, and the caller's
+    // batch stores the count with the new totals.
+    totals.count = 0;
+    rs = VisitXattrNames(db_, meta_, ino, [&](std::string_view) { totals.count++; });
+    if (!rs.ok()) return EngineError(rs);
   }
   return totals;
 }
@@ -114,7 +143,7 @@ FsStatus FileSystemImpl::SetXattr(const Credentials& cred, Ino ino, std::string_
   if (existed) after = Minus(after, Share(name, old.size()));
   after = Plus(after, Share(name, value.size()));
   if (Exceeds(before->name_bytes, after.name_bytes, kXattrNamesMax) ||
-      Exceeds(before->value_bytes, after.value_bytes, kXattrValuesMax)) {
+      Exceeds(Space(*before), Space(after), kXattrSpaceMax)) {
     return FsError{ENOSPC};
   }
   Txn txn;
@@ -131,18 +160,11 @@ FsResult<std::vector<std::string>> FileSystemImpl::ListXattr(const Credentials& 
   FsResult<InodeRecord> r = LoadInode(ino);
   if (!r.ok()) return r.status();
   std::vector<std::string> names;
-  std::string prefix = XattrPrefix(ino);
-  std::string upper = XattrPrefix(ino + 1);
-  rocksdb::Slice upper_slice(upper);
-  rocksdb::ReadOptions ro;
-  ro.iterate_upper_bound = &upper_slice;  // stops the seek at this inode's range
-  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, meta_));
-  for (it->Seek(prefix); it->Valid(); it->Next()) {
-    std::string name = it->key().ToString().substr(prefix.size());
-    if (!cred.is_root() && HasPrefix(name, "trusted.")) continue;
-    names.push_back(std::move(name));
-  }
-  if (!it->status().ok()) return EngineError(it->status());
+  rocksdb::Status rs = VisitXattrNames(db_, meta_, ino, [&](std::string_view name) {
+    if (!cred.is_root() && HasPrefix(name, "trusted.")) return;
+    names.emplace_back(name);
+  });
+  if (!rs.ok()) return EngineError(rs);
   return names;
 }
 

@@ -1,6 +1,7 @@
 // The per-inode bounds on extended attributes (kXattrNamesMax,
-// kXattrValuesMax), the totals that enforce them, and the upgrade that adds
-// those totals to a bucket of format 2.
+// kXattrSpaceMax), the totals that enforce them, the upgrade that adds
+// those totals to a bucket of format 2, and the count added to totals
+// written without one.
 #include "fs_test_util.h"
 
 namespace pail::fs::testing {
@@ -49,25 +50,56 @@ TEST_F(XattrBoundTest, NamesFillAListxattrBufferAtMost) {
   EXPECT_ERRNO(fs_->SetXattr(Root(), f, "user.x", "", 0), ENOSPC);  // kept across a remount
 }
 
-TEST_F(XattrBoundTest, ValuesTogetherAreBounded) {
+// What an attribute takes of its inode's space.
+size_t Cost(std::string_view name, size_t value_size) {
+  return name.size() + 1 + value_size + kXattrEntryCost;
+}
+
+TEST_F(XattrBoundTest, SpaceHoldsTheLargestValueBesideSmallOnes) {
   Ino f = MakeFile(kRootIno, "f");
   const std::string big(kXattrValueMax, 'v');
-  const int fit = static_cast<int>(kXattrValuesMax / kXattrValueMax);  // 16
-  for (int i = 0; i < fit; ++i) {
-    ASSERT_FS_OK(fs_->SetXattr(Root(), f, "user.v" + std::to_string(i), big, 0));
-  }
-  EXPECT_ERRNO(fs_->SetXattr(Root(), f, "user.more", "x", 0), ENOSPC);
+  ASSERT_FS_OK(fs_->SetXattr(Root(), f, "user.big", big, 0));
+  // Exactly the rest of the space, then nothing more.
+  const size_t room = kXattrSpaceMax - Cost("user.big", big.size());
+  ASSERT_FS_OK(fs_->SetXattr(Root(), f, "user.fill",
+                             std::string(room - Cost("user.fill", 0), 'f'), 0));
+  EXPECT_ERRNO(fs_->SetXattr(Root(), f, "user.x", "", 0), ENOSPC);
   // A single value over its own limit is E2BIG, whatever the room.
-  EXPECT_ERRNO(fs_->SetXattr(Root(), f, "user.more", std::string(kXattrValueMax + 1, 'x'), 0),
+  EXPECT_ERRNO(fs_->SetXattr(Root(), f, "user.x", std::string(kXattrValueMax + 1, 'x'), 0),
                E2BIG);
-  // Shrinking a value frees room; replacing one with a same-sized one fits.
-  ASSERT_FS_OK(fs_->SetXattr(Root(), f, "user.v0", std::string(kXattrValueMax - 10, 'w'), 0));
-  ASSERT_FS_OK(fs_->SetXattr(Root(), f, "user.more", "0123456789", 0));
-  EXPECT_ERRNO(fs_->SetXattr(Root(), f, "user.v0", big, 0), ENOSPC);
-  ASSERT_FS_OK(fs_->SetXattr(Root(), f, "user.v1", std::string(kXattrValueMax, 'u'), 0));
-  EXPECT_EQ(fs_->GetXattr(Root(), f, "user.v1")->size(), kXattrValueMax);
+  // Shrinking a value frees room; growing it back takes it again.
+  ASSERT_FS_OK(fs_->SetXattr(Root(), f, "user.big", std::string(kXattrValueMax - 100, 'w'), 0));
+  ASSERT_FS_OK(fs_->SetXattr(Root(), f, "user.x", "", 0));
+  EXPECT_ERRNO(fs_->SetXattr(Root(), f, "user.big", big, 0), ENOSPC);
+  // Removing one frees its entry's cost too.
+  ASSERT_FS_OK(fs_->RemoveXattr(Root(), f, "user.x"));
+  ASSERT_FS_OK(fs_->SetXattr(Root(), f, "user.y", std::string(100 - kXattrEntryCost - 7, 'y'), 0));
+  ExpectFsckClean();
   // Unlinking the file takes its totals along (fsck would see a leftover).
   ASSERT_FS_OK(fs_->Unlink(Root(), kRootIno, "f"));
+  ExpectFsckClean();
+}
+
+// Small attributes are bounded by what each costs beside its bytes: a file
+// takes them until the space is spent, not until the names fill a list.
+TEST_F(XattrBoundTest, EachAttributeCostsItsEntry) {
+  Ino f = MakeFile(kRootIno, "f");
+  size_t used = 0;
+  int set = 0;
+  for (;; ++set) {
+    std::string name = "user.var_" + std::to_string(set);
+    std::string value = "orig-value-" + std::to_string(set);
+    FsStatus s = fs_->SetXattr(Root(), f, name, value, kXattrCreate);
+    if (!s.ok()) {
+      EXPECT_ERRNO(s, ENOSPC);
+      EXPECT_GT(used + Cost(name, value.size()), kXattrSpaceMax);
+      break;
+    }
+    used += Cost(name, value.size());
+    ASSERT_LE(used, kXattrSpaceMax);
+  }
+  EXPECT_GT(set, 1000);
+  EXPECT_LT(set, 2000);  // the names alone (15 bytes each) would allow 4,000
   ExpectFsckClean();
 }
 
@@ -92,7 +124,8 @@ TEST_F(XattrBoundTest, FsckChecksTheTotals) {
     }
     return false;
   };
-  EXPECT_TRUE(has("xattr totals record 7 name and 99 value bytes, the xattrs hold 7 and 5"));
+  EXPECT_TRUE(has("xattr totals record 7 name and 99 value bytes in 0 attributes, the xattrs "
+                  "hold 7 and 5 in 1"));
   EXPECT_TRUE(has("xattr totals for inode 1 which has no xattrs"));
   auto reopened = FileSystem::Open(*engine_, Options());
   ASSERT_TRUE(reopened.ok());
@@ -114,6 +147,7 @@ TEST_F(XattrBoundTest, InodeOverTheBoundCanStillShrink) {
       batch.Put(meta, XattrKey(f, LongName(i)), "old");
       totals.name_bytes += LongName(i).size() + 1;
       totals.value_bytes += 3;
+      totals.count++;
     }
     batch.Put(meta, XattrTotalsKey(f), EncodeXattrTotals(totals));
     ASSERT_TRUE(engine_->Write(&batch).ok());
@@ -124,6 +158,50 @@ TEST_F(XattrBoundTest, InodeOverTheBoundCanStillShrink) {
   EXPECT_ERRNO(fs_->SetXattr(Root(), f, "user.new", "", 0), ENOSPC);
   ASSERT_FS_OK(fs_->SetXattr(Root(), f, LongName(0), "replaced", 0));
   ASSERT_FS_OK(fs_->RemoveXattr(Root(), f, LongName(1)));
+  ExpectFsckClean();
+}
+
+// Totals written before the count was kept (16 bytes): fsck accepts them,
+// and the next change counts the attributes, stores all three totals and
+// bounds the space with the count.
+TEST_F(XattrBoundTest, TotalsWithoutACountAreCountedOnTheNextChange) {
+  Ino f = MakeFile(kRootIno, "f");
+  const int small = 100;
+  for (int i = 0; i < small; ++i) {
+    ASSERT_FS_OK(fs_->SetXattr(Root(), f, "user.s" + std::to_string(i), "", 0));
+  }
+  ASSERT_TRUE(fs_->Close().ok());
+  fs_.reset();
+  auto* meta = engine_->column_family(kMetaColumnFamily);
+  std::string stored;
+  ASSERT_TRUE(engine_->db()->Get(rocksdb::ReadOptions(), meta, XattrTotalsKey(f), &stored).ok());
+  ASSERT_EQ(stored.size(), 24u);
+  {
+    rocksdb::WriteBatch batch;
+    batch.Put(meta, XattrTotalsKey(f), stored.substr(0, 16));
+    ASSERT_TRUE(engine_->Write(&batch).ok());
+  }
+  XattrTotals legacy;
+  ASSERT_TRUE(DecodeXattrTotals(stored.substr(0, 16), &legacy));
+  EXPECT_EQ(legacy.count, kXattrCountUnknown);
+  auto reopened = FileSystem::Open(*engine_, Options());
+  ASSERT_TRUE(reopened.ok()) << reopened.status().ToString();
+  fs_ = std::move(reopened).value();
+  ExpectFsckClean();
+
+  // The space left once the 100 attributes are counted, filled exactly.
+  const std::string big(kXattrValueMax, 'b');
+  ASSERT_FS_OK(fs_->SetXattr(Root(), f, "user.big", big, 0));
+  const size_t used = static_cast<size_t>(legacy.name_bytes) + small * kXattrEntryCost +
+                      Cost("user.big", big.size());
+  ASSERT_FS_OK(fs_->SetXattr(Root(), f, "user.fill",
+                             std::string(kXattrSpaceMax - used - Cost("user.fill", 0), 'f'), 0));
+  EXPECT_ERRNO(fs_->SetXattr(Root(), f, "user.x", "", 0), ENOSPC);
+  ASSERT_TRUE(engine_->db()->Get(rocksdb::ReadOptions(), meta, XattrTotalsKey(f), &stored).ok());
+  XattrTotals counted;
+  ASSERT_TRUE(DecodeXattrTotals(stored, &counted));
+  EXPECT_EQ(stored.size(), 24u);
+  EXPECT_EQ(counted.count, static_cast<uint64_t>(small + 2));
   ExpectFsckClean();
 }
 
