@@ -284,8 +284,27 @@ void FileSystemImpl::RemoveEntry(Txn& txn, Ino dir, InodeRecord& d, std::string_
   txn.batch.Delete(meta_, DirEntryKey(dir, name));
   txn.batch.Delete(meta_, DirScanKey(dir, entry.cookie));
   if (d.entries > 0) d.entries--;
-  if (d.entries == 0) d.first_cookie = d.next_cookie;
+  if (d.entries == 0) {
+    d.first_cookie = d.next_cookie;
+  } else if (entry.cookie == std::max(kFirstEntryCookie, d.first_cookie)) {
+    // The next stored entry may be one this batch removes too (rename over
+    // a name): first_cookie stays a lower bound of the live entries, which
+    // is all listings need. Entries this batch adds have cookies above it.
+    d.first_cookie = NextStoredCookie(dir, entry.cookie);
+  }
   d.mtime = d.ctime = now;
+}
+
+uint64_t FileSystemImpl::NextStoredCookie(Ino dir, uint64_t cookie) {
+  const std::string prefix = DirScanPrefix(dir);
+  const std::string upper = DirScanPrefix(dir + 1);
+  rocksdb::Slice upper_slice(upper);
+  rocksdb::ReadOptions ro;
+  ro.iterate_upper_bound = &upper_slice;
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, meta_));
+  it->Seek(DirScanKey(dir, cookie + 1));
+  if (!it->Valid() || it->key().size() != prefix.size() + 8) return cookie + 1;
+  return GetBigEndian64(it->key().data() + prefix.size());
 }
 
 uint32_t FileSystemImpl::OpenCount(Ino ino) {

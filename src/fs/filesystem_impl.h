@@ -226,8 +226,16 @@ class FileSystemImpl final : public FileSystem {
   // Adds name -> child to `dir`, taking the directory's next cookie.
   void AddEntry(Txn& txn, Ino dir, InodeRecord& d, std::string_view name, Ino child,
                 uint32_t type, const struct timespec& now);
+  // Removes name from `dir`. When it was the first entry in cookie order,
+  // the directory's first_cookie moves past it to the next entry, so
+  // listings do not step over the deletion markers of a directory emptied
+  // from the front (as `rm -rf` and most cleanups do) until compaction
+  // drops them.
   void RemoveEntry(Txn& txn, Ino dir, InodeRecord& d, std::string_view name,
                    const DirEntryValue& entry, const struct timespec& now);
+  // The cookie of `dir`'s first stored entry after `cookie`; cookie + 1 when
+  // none (or the engine fails: first_cookie is a lower bound, never wrong).
+  uint64_t NextStoredCookie(Ino dir, uint64_t cookie);
   // The inode lost its last name: keep it as an orphan while it is open,
   // else delete it and queue its data for reclaim. r.nlink is already 0.
   void DropInode(Txn& txn, Ino ino, InodeRecord& r);

@@ -142,6 +142,55 @@ TEST_F(ReadDirTest, EmptiedDirectoryListsPastItsRemovedEntries) {
   ExpectFsckClean();
 }
 
+// A directory drained from the front, as `rm -rf` or a cleanup does, while
+// something lists it: each listing starts at the first live entry rather
+// than stepping over the deletion markers before it. Middle removals and a
+// rename of the first entry over the second (one batch removing both) keep
+// the listing exact.
+TEST_F(ReadDirTest, DirectoryDrainedFromTheFrontListsFromItsFirstLiveEntry) {
+  Ino d = MakeDir(kRootIno, "d");
+  const int n = 2000;
+  for (int i = 0; i < n; ++i) MakeFile(d, "f" + std::to_string(i));
+  auto first_page = fs_->ReadDir(Root(), d, 0, 10, false);
+  ASSERT_FS_OK(first_page);
+  const uint64_t old_cookie = first_page->entries.back().next_cookie;
+  // Middle removals, and the first entry renamed over the second.
+  for (int i = 100; i < 110; ++i) ASSERT_FS_OK(fs_->Unlink(Root(), d, "f" + std::to_string(i)));
+  ASSERT_FS_OK(fs_->Rename(Root(), d, "f0", d, "f1"));
+  std::set<std::string> live;
+  for (int i = 0; i < n; ++i) live.insert("f" + std::to_string(i));
+  for (int i = 100; i < 110; ++i) live.erase("f" + std::to_string(i));
+  live.erase("f0");  // f1 now names f0's inode, at a new cookie: the last
+  auto listed = [&](uint64_t cookie) {
+    std::set<std::string> out;
+    for (const DirEntry& e : ListAll(*fs_, d, cookie, /*attrs=*/false)) {
+      if (e.name != "." && e.name != "..") out.insert(e.name);
+    }
+    return out;
+  };
+  EXPECT_EQ(listed(0), live);
+  // Drained in creation order; every 100 removals, a listing.
+  for (int i = 0; i < n - 5; ++i) {
+    const std::string name = "f" + std::to_string(i);
+    if (!live.count(name)) continue;
+    ASSERT_FS_OK(fs_->Unlink(Root(), d, name));
+    live.erase(name);
+    if (i % 100 != 99) continue;
+    rocksdb::SetPerfLevel(rocksdb::PerfLevel::kEnableCount);
+    rocksdb::get_perf_context()->Reset();
+    EXPECT_EQ(listed(0), live) << "after f" << i;
+    const uint64_t skipped = rocksdb::get_perf_context()->internal_delete_skipped_count;
+    rocksdb::SetPerfLevel(rocksdb::PerfLevel::kDisable);
+    EXPECT_LT(skipped, 20u) << "after f" << i;
+  }
+  EXPECT_EQ(live.size(), 5u);  // f1995..f1999
+  // A cookie handed out before the drain still resumes.
+  EXPECT_EQ(listed(old_cookie), live);
+  Remount();
+  EXPECT_EQ(listed(0), live);
+  ExpectFsckClean();
+}
+
 TEST_F(ReadDirTest, NeedsReadPermission) {
   Ino d = MakeDir(kRootIno, "d", 0711);
   EXPECT_ERRNO(fs_->ReadDir(User(1000, 100), d, 0, 0, false), EACCES);
