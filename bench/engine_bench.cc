@@ -72,7 +72,9 @@ int main(int argc, char** argv) {
     pail::engine::EngineOptions o;
     o.store = store;
     o.cache_dir = (dir / cache).string();
-    o.column_families = {{"meta", false}};
+    pail::engine::ColumnFamilySpec meta;
+    meta.name = "meta";
+    o.column_families = {meta};
     return o;
   };
   std::printf("engine_bench: store=%s puts=%llu value=%zuB store_latency=%dus\n", store_kind.c_str(),

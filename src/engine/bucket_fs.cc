@@ -203,6 +203,30 @@ IOStatus BucketFileSystem::NewSequentialFile(const std::string& f, const rocksdb
   return target()->NewSequentialFile(path, o, r, dbg);
 }
 
+Result<uint64_t> BucketFileSystem::PrefetchFile(const std::string& name) {
+  std::string key;
+  uint64_t size = 0;
+  {
+    MutexLock lock(&mu_);
+    auto it = files_.find(name);
+    if (it == files_.end()) return uint64_t{0};
+    const Entry& e = *it->second;
+    if (e.kind != Entry::Kind::kWhole || e.keys.empty() || !e.local_path.empty()) {
+      return uint64_t{0};
+    }
+    key = e.keys.front();
+    size = e.size;
+  }
+  for (uint64_t offset = 0; offset < size; offset += kPrefetchPieceBytes) {
+    Status s = cache_->Prefetch(key, size, offset,
+                                static_cast<size_t>(std::min(kPrefetchPieceBytes, size - offset)));
+    // Deleted meanwhile (a compaction replaced it): nothing left to warm.
+    if (s.IsNotFound()) return uint64_t{0};
+    if (!s.ok()) return s;
+  }
+  return size;
+}
+
 IOStatus BucketFileSystem::NewRandomAccessFile(const std::string& f, const rocksdb::FileOptions& o,
                                                std::unique_ptr<rocksdb::FSRandomAccessFile>* r,
                                                rocksdb::IODebugContext* dbg) {

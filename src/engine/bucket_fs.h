@@ -37,6 +37,10 @@
 
 namespace pail::engine {
 
+// PrefetchFile's piece: the engine's SST target size, so most tables come
+// in one GET.
+constexpr uint64_t kPrefetchPieceBytes = 16 << 20;
+
 struct BucketFsOptions {
   std::shared_ptr<ObjectStore> store;
   std::string cache_dir;          // local; created if missing
@@ -127,6 +131,11 @@ class BucketFileSystem : public rocksdb::FileSystemWrapper {
   // A closed, uploaded file: its local copy now belongs to the DiskCache.
   void FinishWrite(const std::string& name);
   DiskCache& cache() { return *cache_; }
+  // Fetches the parts of database file `name` the disk cache lacks, in
+  // pieces of at most kPrefetchPieceBytes (one GET each, held in memory
+  // while written to the cache). Returns the bytes it covered; 0 for a
+  // file only local or unknown (deleted meanwhile).
+  Result<uint64_t> PrefetchFile(const std::string& name);
   // Lists fence/: Fenced when an epoch newer than ours exists. Fences below
   // the newest are collected, so this lists rather than HEADs fence/<e+1>.
   // Every deletion (of database files and of data objects) calls it first.

@@ -1,5 +1,7 @@
 #include "engine/engine.h"
 
+#include <atomic>
+#include <set>
 #include <thread>
 
 #include <rocksdb/cache.h>
@@ -11,6 +13,7 @@
 
 #include "engine/bucket_fs.h"
 #include "engine/data_objects.h"
+#include "engine/table_warmup.h"
 
 namespace pail::engine {
 
@@ -188,6 +191,20 @@ class EngineImpl : public Engine {
       synced_seq_ = db_->GetLatestSequenceNumber();
     }
     flusher_ = std::thread([this] { FlushLoop(); });
+    std::set<std::string> warm;
+    for (const auto& spec : options_.column_families) {
+      if (spec.warm_after_open) warm.insert(spec.name);
+    }
+    if (!warm.empty() && options_.background_work) {
+      warming_ = true;
+      warmer_ = std::thread([this, warm = std::move(warm)] {
+        warmed_bytes_ = WarmTables(*db_, *fs_, warm, options_.disk_cache_bytes / 4, [this] {
+          MutexLock lock(&stop_mu_);
+          return stop_;
+        });
+        warming_ = false;
+      });
+    }
     spdlog::info("engine open on {} (epoch {})", options_.store->Describe(), fs_->epoch());
     return Status::OK();
   }
@@ -217,6 +234,8 @@ class EngineImpl : public Engine {
     st.disk_cache_hits = fs_->cache().hits();
     st.disk_cache_misses = fs_->cache().misses();
     st.garbage_objects = fs_->GarbageCount();
+    st.warmed_bytes = warmed_bytes_.load();
+    st.warming = warming_.load();
     db_->GetAggregatedIntProperty(rocksdb::DB::Properties::kCurSizeAllMemTables, &st.memtable_bytes);
     db_->GetAggregatedIntProperty(rocksdb::DB::Properties::kEstimatePendingCompactionBytes,
                                   &st.pending_compaction_bytes);
@@ -306,6 +325,7 @@ class EngineImpl : public Engine {
     }
     stop_cv_.SignalAll();
     if (flusher_.joinable()) flusher_.join();
+    if (warmer_.joinable()) warmer_.join();
     Status result;
     if (db_) {
       // A fenced engine cannot make its unsynced writes durable: say so
@@ -451,6 +471,9 @@ class EngineImpl : public Engine {
   bool stop_ GUARDED_BY(stop_mu_) = false;
   bool closed_ GUARDED_BY(stop_mu_) = false;
   std::thread flusher_;
+  std::thread warmer_;  // WarmTables after open, when a column family asks
+  std::atomic<uint64_t> warmed_bytes_{0};
+  std::atomic<bool> warming_{false};
 };
 
 }  // namespace

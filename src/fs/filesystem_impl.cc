@@ -25,7 +25,9 @@ FsError EngineError(const rocksdb::Status& s) {
 }
 
 std::vector<engine::ColumnFamilySpec> FileSystem::ColumnFamilies() {
-  return {{kMetaColumnFamily, false, SegmentUsageMerge()}, {kDataColumnFamily, false, nullptr}};
+  // Metadata is warmed into the disk cache after open; file data is not.
+  return {{kMetaColumnFamily, false, SegmentUsageMerge(), /*warm_after_open=*/true},
+          {kDataColumnFamily, false, nullptr}};
 }
 
 Result<std::unique_ptr<FileSystem>> FileSystem::Open(engine::Engine& engine, FsOptions options) {

@@ -98,6 +98,9 @@ std::string ServerView::MetricsText() const {
   out.Sample("pailfs_cache_capacity_bytes", {{"cache", "segments"}}, st.segment_memory_capacity);
   out.Sample("pailfs_cache_capacity_bytes", {{"cache", "inodes"}}, fc.inode_cache_capacity_bytes);
 
+  gauge("pailfs_cache_warmed_bytes",
+        "Metadata table bytes read into the disk cache by the warm-up after start.",
+        static_cast<double>(st.warmed_bytes));
   gauge("pailfs_idle_upload_buffer_bytes",
         "Upload buffers kept for reuse (at most 80 MiB of bodies and 80 MiB of ciphertext).",
         static_cast<double>(IdleBufferBytes()));

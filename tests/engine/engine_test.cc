@@ -2,6 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <random>
+#include <thread>
+
+#include <rocksdb/metadata.h>
+
 #include "engine/bucket_layout.h"
 #include "engine_test_util.h"
 #include "objstore/counting_store.h"
@@ -338,6 +344,84 @@ TEST(Engine, LookupsInABigSstDoNotRereadItsFilter) {
   EXPECT_LT(e.stats().block_cache_misses - misses, static_cast<uint64_t>(kLookups / 2));
   EXPECT_EQ(Get(e, "meta", key(12345)), "v");
   ASSERT_TRUE(e.Close().ok());
+}
+
+// A column family marked warm_after_open has its tables read into the disk
+// cache after open: lookups in it then send no GET, while the other column
+// family's still fetch their blocks. The warm-up stays within a quarter of
+// the disk cache.
+TEST(Engine, WarmColumnFamilyIsReadIntoTheCacheAfterOpen) {
+  pail::testing::TempDir dir;
+  auto counting = std::make_shared<CountingStore>(std::make_shared<MemoryStore>());
+  auto options = [&](const std::string& cache, uint64_t disk_cache_bytes) {
+    EngineOptions o = pail::testing::TestEngineOptions(counting, dir.Sub(cache));
+    o.column_families[0].warm_after_open = true;  // "meta"; "data" is not
+    o.disk_cache_bytes = disk_cache_bytes;
+    return o;
+  };
+  constexpr int kKeys = 60000;
+  auto key = [](int i) { return "k" + std::to_string(i * 7919 % kKeys); };
+  // Incompressible, so the tables are bigger than what RocksDB reads of
+  // each at open (its tail).
+  auto value = [](int i) {
+    std::string v(100, '\0');
+    std::mt19937 random(i);
+    for (char& c : v) c = static_cast<char>(random());
+    return v;
+  };
+  {
+    auto engine = Engine::Open(options("c0", 64 << 20));
+    ASSERT_TRUE(engine.ok());
+    Engine& e = **engine;
+    for (int i = 0; i < kKeys;) {
+      rocksdb::WriteBatch batch;
+      for (int end = i + 5000; i < end; ++i) {
+        batch.Put(e.column_family("meta"), key(i), value(i));
+        batch.Put(e.column_family("data"), key(i), value(i));
+      }
+      ASSERT_TRUE(e.Write(&batch).ok());
+      if (i % 20000 == 0) {
+        ASSERT_TRUE(e.db()->Flush(rocksdb::FlushOptions(), e.column_family("meta")).ok());
+      }
+    }
+    ASSERT_TRUE(e.Close().ok());
+  }
+  auto gets = [&] { return counting->Snapshot().requests[int(OpKind::kGetRange)]; };
+  auto wait_for_warm_up = [](Engine& e) {
+    for (int i = 0; i < 1000 && e.stats().warming; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    ASSERT_FALSE(e.stats().warming);
+  };
+  {
+    auto engine = Engine::Open(options("c1", 64 << 20));
+    ASSERT_TRUE(engine.ok());
+    Engine& e = **engine;
+    wait_for_warm_up(e);
+    std::vector<rocksdb::LiveFileMetaData> tables;
+    e.db()->GetLiveFilesMetaData(&tables);
+    uint64_t meta_bytes = 0;
+    for (const auto& t : tables) {
+      if (t.column_family_name == "meta") meta_bytes += t.size;
+    }
+    ASSERT_GT(meta_bytes, 0u);
+    EXPECT_EQ(e.stats().warmed_bytes, meta_bytes);
+    const uint64_t before = gets();
+    for (int i = 0; i < kKeys; i += 97) ASSERT_EQ(Get(e, "meta", key(i)), value(i));
+    EXPECT_EQ(gets(), before);
+    for (int i = 0; i < kKeys; i += 97) ASSERT_EQ(Get(e, "data", key(i)), value(i));
+    EXPECT_GT(gets(), before);
+    ASSERT_TRUE(e.Close().ok());
+  }
+  {
+    // A disk cache whose quarter holds less than the tables: within it.
+    const uint64_t small_cache = 1 << 20;
+    auto engine = Engine::Open(options("c2", small_cache));
+    ASSERT_TRUE(engine.ok());
+    wait_for_warm_up(**engine);
+    EXPECT_LE((*engine)->stats().warmed_bytes, small_cache / 4);
+    ASSERT_TRUE((*engine)->Close().ok());
+  }
 }
 
 }  // namespace
