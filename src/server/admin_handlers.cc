@@ -101,6 +101,8 @@ std::string ServerView::MetricsText() const {
   gauge("pailfs_cache_warmed_bytes",
         "Metadata table bytes read into the disk cache by the warm-up after start.",
         static_cast<double>(st.warmed_bytes));
+  gauge("pailfs_cache_warming", "1 while the metadata warm-up after start runs.",
+        st.warming ? 1.0 : 0.0);
   gauge("pailfs_idle_upload_buffer_bytes",
         "Upload buffers kept for reuse (at most 80 MiB of bodies and 80 MiB of ciphertext).",
         static_cast<double>(IdleBufferBytes()));
