@@ -203,7 +203,8 @@ IOStatus BucketFileSystem::NewSequentialFile(const std::string& f, const rocksdb
   return target()->NewSequentialFile(path, o, r, dbg);
 }
 
-Result<uint64_t> BucketFileSystem::PrefetchFile(const std::string& name) {
+Result<uint64_t> BucketFileSystem::PrefetchFile(const std::string& name,
+                                                const std::function<bool()>& stopping) {
   std::string key;
   uint64_t size = 0;
   {
@@ -217,14 +218,15 @@ Result<uint64_t> BucketFileSystem::PrefetchFile(const std::string& name) {
     key = e.keys.front();
     size = e.size;
   }
-  for (uint64_t offset = 0; offset < size; offset += kPrefetchPieceBytes) {
+  uint64_t offset = 0;
+  for (; offset < size && !stopping(); offset += kPrefetchPieceBytes) {
     Status s = cache_->Prefetch(key, size, offset,
                                 static_cast<size_t>(std::min(kPrefetchPieceBytes, size - offset)));
     // Deleted meanwhile (a compaction replaced it): nothing left to warm.
     if (s.IsNotFound()) return uint64_t{0};
     if (!s.ok()) return s;
   }
-  return size;
+  return std::min(offset, size);
 }
 
 IOStatus BucketFileSystem::NewRandomAccessFile(const std::string& f, const rocksdb::FileOptions& o,

@@ -133,9 +133,10 @@ class BucketFileSystem : public rocksdb::FileSystemWrapper {
   DiskCache& cache() { return *cache_; }
   // Fetches the parts of database file `name` the disk cache lacks, in
   // pieces of at most kPrefetchPieceBytes (one GET each, held in memory
-  // while written to the cache). Returns the bytes it covered; 0 for a
-  // file only local or unknown (deleted meanwhile).
-  Result<uint64_t> PrefetchFile(const std::string& name);
+  // while written to the cache), asking `stopping` before each. Returns the
+  // bytes it covered; 0 for a file only local or unknown (deleted
+  // meanwhile).
+  Result<uint64_t> PrefetchFile(const std::string& name, const std::function<bool()>& stopping);
   // Lists fence/: Fenced when an epoch newer than ours exists. Fences below
   // the newest are collected, so this lists rather than HEADs fence/<e+1>.
   // Every deletion (of database files and of data objects) calls it first.

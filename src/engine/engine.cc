@@ -196,9 +196,12 @@ class EngineImpl : public Engine {
       if (spec.warm_after_open) warm.insert(spec.name);
     }
     if (!warm.empty() && options_.background_work) {
+      // Planned here, so the thread never touches the database and Close
+      // can shut it down while a piece is still on its way.
+      std::vector<std::string> files = PlanWarmup(*db_, warm, options_.disk_cache_bytes / 4);
       warming_ = true;
-      warmer_ = std::thread([this, warm = std::move(warm)] {
-        warmed_bytes_ = WarmTables(*db_, *fs_, warm, options_.disk_cache_bytes / 4, [this] {
+      warmer_ = std::thread([this, files = std::move(files)] {
+        warmed_bytes_ = WarmTables(*fs_, files, [this] {
           MutexLock lock(&stop_mu_);
           return stop_;
         });
@@ -325,7 +328,6 @@ class EngineImpl : public Engine {
     }
     stop_cv_.SignalAll();
     if (flusher_.joinable()) flusher_.join();
-    if (warmer_.joinable()) warmer_.join();
     Status result;
     if (db_) {
       // A fenced engine cannot make its unsynced writes durable: say so
@@ -359,6 +361,9 @@ class EngineImpl : public Engine {
         if (!gc.ok() && !gc.IsFenced()) spdlog::warn("tidying the bucket at shutdown: {}", gc.ToString());
       }
     }
+    // Last: a warm-up piece still on its way (an unreachable bucket retries
+    // it) overlaps the final sync instead of delaying it.
+    if (warmer_.joinable()) warmer_.join();
     return result;
   }
 

@@ -13,14 +13,16 @@
 // the disk cache, so the warm-up never evicts much of the data the cache is
 // for), newest levels first since lookups search them first. One table at
 // a time, in pieces of kPrefetchPieceBytes (bucket_fs.h), on the caller's
-// thread; `stopping` is asked between pieces. Tables the engine writes from
-// now on enter the cache complete when uploaded, so the warm-up runs once.
+// thread; `stopping` is asked between pieces, so a Close waits for one
+// piece at most. Tables the engine writes from now on enter the cache
+// complete when uploaded, so the warm-up runs once.
 #pragma once
 
 #include <cstdint>
 #include <functional>
 #include <set>
 #include <string>
+#include <vector>
 
 #include <rocksdb/db.h>
 
@@ -28,10 +30,17 @@
 
 namespace pail::engine {
 
-// Returns the bytes fetched. Errors end the warm-up (logged): it only
-// saves later reads their GETs.
-uint64_t WarmTables(rocksdb::DB& db, BucketFileSystem& fs,
-                    const std::set<std::string>& column_families, uint64_t budget,
+// The database files to warm, in order: the tables of `column_families`,
+// newest level first, as many as fit in `budget` bytes. Reads only the
+// database's metadata (no I/O), so the engine plans before it starts the
+// warm-up's thread, which then never touches the database.
+std::vector<std::string> PlanWarmup(rocksdb::DB& db, const std::set<std::string>& column_families,
+                                    uint64_t budget);
+
+// Fetches the planned files into the disk cache; `stopping` is asked
+// between pieces. Returns the bytes fetched. Errors end the warm-up
+// (logged): it only saves later reads their GETs.
+uint64_t WarmTables(BucketFileSystem& fs, const std::vector<std::string>& files,
                     const std::function<bool()>& stopping);
 
 }  // namespace pail::engine
