@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
+#include <thread>
 
 #include "objstore/cloud_common.h"
 #include "objstore/digest.h"
@@ -128,10 +130,24 @@ TEST(RunPartsTest, RunsEveryPartAndStopsAfterFailure) {
                 return Status::OK();
               }).ok());
   EXPECT_EQ(ran.load(), 50);
+  // One at a time, nothing runs after the failing part.
   ran = 0;
-  Status s = RunParts(1000, 3, [&](size_t i) {
+  Status s = RunParts(1000, 1, [&](size_t i) {
     ran++;
     return i == 5 ? Status::Permanent("part 5 broke") : Status::OK();
+  });
+  EXPECT_EQ(s.message(), "part 5 broke");
+  EXPECT_EQ(ran.load(), 6);
+  // In parallel, the others stop at their next part. Each other part takes
+  // 2 ms, so running them all would take over 600 ms: far more than the
+  // failing part's thread needs to raise the flag. (Trivial parts let the
+  // others finish all 1,000 while that thread waited to run: a CI flake.)
+  ran = 0;
+  s = RunParts(1000, 3, [&](size_t i) {
+    ran++;
+    if (i == 5) return Status::Permanent("part 5 broke");
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    return Status::OK();
   });
   EXPECT_EQ(s.message(), "part 5 broke");
   EXPECT_LT(ran.load(), 1000);
