@@ -14,7 +14,7 @@
 #  - TSan: PAIL_TSAN_TARGETS (a regex over target names): the engine unit
 #    tests, the engine simulation (PAIL_TSAN_SIM_SEEDS seeds, 150 by default:
 #    about a minute under TSan, against 1200 in the ordinary build) and the
-#    RPC server's tests, and a few quick ones (crypto, codec, byte-range
+#    RPC server's tests, the listeners, and a few quick ones (crypto, codec, byte-range
 #    locks, 9P wire, server config). Debian's librocksdb, libstdc++ and libzstd are not
 #    instrumented, so their synchronisation is invisible: RocksDB hands our
 #    objects between its threads (the write-thread leader writing the WAL for
@@ -44,7 +44,7 @@ cd "$(dirname "$0")/.."
 ROOT=$(pwd)
 JOBS=${JOBS:-$(nproc)}
 ASAN_EXCLUDE=${PAIL_ASAN_EXCLUDE:-^(engine_durability_test|engine_failpoint_test)$}
-TSAN_TARGETS=${PAIL_TSAN_TARGETS:-^(engine_test|engine_sim_test|nfs_rpc_test|crypto_test|objstore_codec_test|byte_range_locks_test|ninep_wire_test|server_config_test)$}
+TSAN_TARGETS=${PAIL_TSAN_TARGETS:-^(engine_test|engine_sim_test|nfs_rpc_test|net_listeners_test|crypto_test|objstore_codec_test|byte_range_locks_test|ninep_wire_test|server_config_test)$}
 TSAN_SIM_SEEDS=${PAIL_TSAN_SIM_SEEDS:-150}
 # The ordinary build runs 1200 simulation seeds; ASan runs fewer to stay quick.
 ASAN_SIM_SEEDS=${PAIL_ASAN_SIM_SEEDS:-300}

@@ -78,7 +78,7 @@ struct NbdServer::Impl {
   asio::io_context io;
   std::unique_ptr<asio::thread_pool> workers;
   net::Listeners listeners{io, "nbd"};
-  std::thread io_thread;
+  std::vector<std::thread> io_threads;
   Mutex mu;
   std::set<std::shared_ptr<Connection>> connections GUARDED_BY(mu);
   server::ConnectionCount count GUARDED_BY(mu);
@@ -412,7 +412,10 @@ Status NbdServer::Start() {
   s.started = true;
   s.workers = std::make_unique<asio::thread_pool>(std::max(1u, s.options.worker_threads));
   s.listeners.Start([&s](Socket socket, const net::Peer& from) { s.Admit(std::move(socket), from); });
-  s.io_thread = std::thread([&s] { s.io.run(); });
+  const unsigned io_threads = s.options.io_threads ? s.options.io_threads : net::DefaultIoThreads();
+  for (unsigned i = 0; i < io_threads; i++) {
+    s.io_threads.emplace_back([&s] { s.io.run(); });
+  }
   std::string clients;
   for (const std::string& c : s.options.access.AllowedClientStrings()) {
     clients += (clients.empty() ? "" : " ") + c;
@@ -434,12 +437,13 @@ void NbdServer::Stop() {
     s.stopped = true;
     open = s.connections;
   }
-  asio::post(s.io, [&s] { s.listeners.Close(); });
+  s.listeners.Close();
   for (auto& connection : open) connection->Close();
   open.clear();
   s.workers->join();
   s.io.stop();
-  if (s.io_thread.joinable()) s.io_thread.join();
+  for (auto& t : s.io_threads) t.join();
+  s.io_threads.clear();
   s.listeners.RemoveUnixSocket();
   MutexLock lock(&s.mu);
   s.connections.clear();

@@ -2,9 +2,10 @@
 // replies) on TCP addresses and/or a Unix socket, serving the files of
 // /.nbd/ as exports (see exports.h and docs/nbd.md).
 //
-// One I/O thread moves bytes; negotiation steps and requests run on a pool
-// of worker threads, so a FLUSH waiting for the bucket never stalls other
-// requests or connections. A connection has up to max_in_flight requests
+// A few I/O threads (io_threads) move bytes, each connection on its own
+// strand, so connections are served in parallel; negotiation steps and
+// requests run on a pool of worker threads, so a FLUSH waiting for the
+// bucket never stalls other requests or connections. A connection has up to max_in_flight requests
 // (and max_in_flight_bytes of request data and unsent replies) outstanding;
 // past that it stops reading until replies drain. Replies go out in the
 // order requests complete. A client that has not chosen an export within
@@ -28,6 +29,9 @@ struct NbdServerOptions {
   // A path; empty means none.
   std::string unix_socket;
   unsigned worker_threads = 8;
+  // Threads moving bytes and answering what needs no worker; 0: one per
+  // core, up to four (net::DefaultIoThreads).
+  unsigned io_threads = 0;
   // TCP clients the policy refuses (allowed_clients, secure_port) are
   // disconnected at accept, as are clients past limits.max_connections or
   // limits.max_connections_per_client; refusals are logged at a bounded

@@ -5,11 +5,17 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <charconv>
+#include <thread>
 #include <type_traits>
 #include <utility>
 
 namespace pail::net {
+
+unsigned DefaultIoThreads() {
+  return std::clamp(std::thread::hardware_concurrency(), 1u, 4u);
+}
 
 Status ParseListenAddress(const std::string& address, std::string* host, uint16_t* port) {
   std::string port_text;
@@ -46,7 +52,7 @@ Status ParseListenAddress(const std::string& address, std::string* host, uint16_
 }
 
 Listeners::Listeners(asio::io_context& io, std::string name)
-    : io_(io), name_(std::move(name)), retry_timer_(io) {}
+    : io_(io), strand_(asio::make_strand(io)), name_(std::move(name)), retry_timer_(strand_) {}
 
 Listeners::~Listeners() = default;
 
@@ -97,14 +103,16 @@ Status Listeners::Open(const std::vector<std::string>& addresses, const std::str
 
 void Listeners::Start(Accepted accepted) {
   accepted_ = std::move(accepted);
-  for (auto& acceptor : tcp_) Accept(acceptor.get());
-  if (local_) Accept(local_.get());
+  asio::dispatch(strand_, [this] {
+    for (auto& acceptor : tcp_) Accept(acceptor.get());
+    if (local_) Accept(local_.get());
+  });
 }
 
 template <typename Acceptor>
 void Listeners::Accept(Acceptor* acceptor) {
-  acceptor->async_accept([this, acceptor](asio::error_code ec,
-                                          typename Acceptor::protocol_type::socket socket) {
+  acceptor->async_accept(asio::bind_executor(strand_, [this, acceptor](
+      asio::error_code ec, typename Acceptor::protocol_type::socket socket) {
     if (ec) {
       if (ec == asio::error::operation_aborted || !acceptor->is_open()) return;
       spdlog::warn("{}: accept failed: {}", name_, ec.message());
@@ -132,7 +140,7 @@ void Listeners::Accept(Acceptor* acceptor) {
                    socket.release(ignored));
     accepted_(std::move(generic), peer);
     Accept(acceptor);
-  });
+  }));
 }
 
 template <typename Acceptor>
@@ -156,10 +164,12 @@ void Listeners::RetryLater(Acceptor* acceptor) {
 }
 
 void Listeners::Close() {
-  retry_timer_.cancel();
-  asio::error_code ignored;
-  for (auto& acceptor : tcp_) acceptor->close(ignored);
-  if (local_) local_->close(ignored);
+  asio::dispatch(strand_, [this] {
+    retry_timer_.cancel();
+    asio::error_code ignored;
+    for (auto& acceptor : tcp_) acceptor->close(ignored);
+    if (local_) local_->close(ignored);
+  });
 }
 
 void Listeners::RemoveUnixSocket() {

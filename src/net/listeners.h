@@ -31,6 +31,11 @@ namespace pail::net {
 
 using Socket = asio::generic::stream_protocol::socket;
 
+// How many threads run a server's io_context by default: one per core, up
+// to four. Each connection's work is on its own strand, so more threads
+// serve more connections at once; one connection never uses more than one.
+unsigned DefaultIoThreads();
+
 // Splits "1.2.3.4:2049" or "[::1]:2049" into host and port; the host must
 // be an IP address.
 Status ParseListenAddress(const std::string& address, std::string* host, uint16_t* port);
@@ -59,12 +64,13 @@ class Listeners {
   // Binds every address and the Unix socket (none when empty). On failure
   // nothing stays bound.
   Status Open(const std::vector<std::string>& addresses, const std::string& unix_socket);
-  // Accepts on every listener until Close, calling `accepted` on the
-  // io_context's thread; TCP connections get TCP_NODELAY (every protocol
-  // served here is request and reply). The io_context must be run by one
-  // thread (every server's is): the retry state below has no lock.
+  // Accepts on every listener until Close, calling `accepted` for one
+  // connection at a time, on whichever thread runs the io_context; TCP
+  // connections get TCP_NODELAY (every protocol served here is request and
+  // reply). The accepting and the retry state below live on one strand, so
+  // any number of threads may run the io_context.
   void Start(Accepted accepted);
-  // Stops accepting. Call on the io_context's thread, or before it runs.
+  // Stops accepting, on the strand: callable from any thread.
   void Close();
   // Removes the Unix socket file; for after Close.
   void RemoveUnixSocket();
@@ -84,6 +90,7 @@ class Listeners {
   void RetryLater(Acceptor* acceptor);
 
   asio::io_context& io_;
+  asio::strand<asio::io_context::executor_type> strand_;
   const std::string name_;
   std::vector<std::string> addresses_;
   std::string unix_socket_;
@@ -91,7 +98,7 @@ class Listeners {
   std::unique_ptr<Local::acceptor> local_;
   Accepted accepted_;
   // Listeners whose accept failed, accepting again when the timer fires.
-  // All on the io_context's thread.
+  // All on strand_.
   asio::steady_timer retry_timer_;
   bool retry_armed_ = false;
   std::vector<Tcp::acceptor*> tcp_retry_;

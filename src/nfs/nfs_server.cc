@@ -31,6 +31,7 @@ RpcTcpServerOptions TransportOptions(const NfsServerOptions& options) {
   RpcTcpServerOptions transport;
   transport.addresses = options.addresses;
   transport.worker_threads = options.worker_threads;
+  transport.io_threads = options.io_threads;
   transport.limits = options.access.limits;
   // The largest call is a WRITE of kMaxIoBytes (FSINFO's wtmax) plus its
   // RPC header, credentials and arguments.

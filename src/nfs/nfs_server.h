@@ -28,6 +28,9 @@ struct NfsServerOptions {
   bool durable_commit = false;
   server::AccessPolicy access;
   unsigned worker_threads = 8;
+  // Threads reading calls and answering the quick ones; 0: one per core,
+  // up to four (net::DefaultIoThreads).
+  unsigned io_threads = 0;
 };
 
 class NfsServer {

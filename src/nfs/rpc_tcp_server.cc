@@ -65,6 +65,7 @@ struct RpcTcpServer::Impl {
   std::unique_ptr<asio::thread_pool> workers;
   net::Listeners listeners{io, "nfs"};
   std::vector<std::thread> io_threads;
+  // On a strand of its own: Stop cancels it from another thread.
   std::unique_ptr<asio::steady_timer> idle_timer;
   server::RefusalLog refusal_log;
   std::mutex mu;  // guards connections and count
@@ -491,9 +492,10 @@ Status RpcTcpServer::Start() {
       socket.close(ignored);
     }
   });
-  s.idle_timer = std::make_unique<asio::steady_timer>(s.io);
+  s.idle_timer = std::make_unique<asio::steady_timer>(asio::make_strand(s.io));
   if (s.options.limits.idle_timeout.count() > 0) s.ScheduleIdleSweep();
-  for (unsigned i = 0; i < std::max(1u, s.options.io_threads); i++) {
+  const unsigned io_threads = s.options.io_threads ? s.options.io_threads : net::DefaultIoThreads();
+  for (unsigned i = 0; i < io_threads; i++) {
     s.io_threads.emplace_back([&s] { s.io.run(); });
   }
   return Status::OK();
@@ -508,10 +510,8 @@ void RpcTcpServer::Stop() {
     s.stopped = true;
     open = s.connections;
   }
-  asio::post(s.io, [&s] {
-    s.idle_timer->cancel();
-    s.listeners.Close();
-  });
+  asio::dispatch(s.idle_timer->get_executor(), [&s] { s.idle_timer->cancel(); });
+  s.listeners.Close();
   for (auto& connection : open) connection->Close();
   open.clear();
   // Running calls finish; their replies go nowhere because the sockets are closed.

@@ -1,13 +1,14 @@
 // RpcTcpServer: ONC RPC over TCP for one dispatcher, on any number of
 // listening addresses.
 //
-// An I/O thread runs Asio's accept/read loops. A quick call (answered from
+// A few I/O threads (io_threads) run Asio's accept and read loops, each
+// connection on its own strand, so connections are read in parallel. A quick call (answered from
 // the core's memory, RpcProgram::Quick) of a connection with nothing else
 // running runs right there; every other call is dispatched on a separate
 // pool of worker threads, so a slow procedure (a COMMIT waiting for the
 // bucket) never stalls the sockets. The thread that finishes a call sends
-// the reply itself when the socket is free (queued replies are written by
-// the I/O thread), so a connection has many calls in flight and answers
+// the reply itself when the socket is free (queued replies are written on
+// the connection's strand), so a connection has many calls in flight and answers
 // them in the order they complete.
 //
 // Memory is bounded per connection: a record larger than max_record_bytes
@@ -44,8 +45,9 @@ namespace pail::nfs {
 struct RpcTcpServerOptions {
   // "host:port" (IPv4) or "[v6]:port"; port 0 picks a free port.
   std::vector<std::string> addresses;
-  // One thread moves the bytes; more would only hand events to each other.
-  unsigned io_threads = 1;
+  // Threads running the connections' strands (reading, quick calls,
+  // writing replies); 0: one per core, up to four (net::DefaultIoThreads).
+  unsigned io_threads = 0;
   unsigned worker_threads = 8;
   server::ConnectionLimits limits;
   // 0: half the workers (at least one).

@@ -436,7 +436,10 @@ Status NinepServer::Start() {
   s.started = true;
   s.workers = std::make_unique<asio::thread_pool>(std::max(1u, s.options.worker_threads));
   s.listeners.Start([&s](Socket socket, const net::Peer& from) { s.Admit(std::move(socket), from); });
-  s.io_threads.emplace_back([&s] { s.io.run(); });
+  const unsigned io_threads = s.options.io_threads ? s.options.io_threads : net::DefaultIoThreads();
+  for (unsigned i = 0; i < io_threads; i++) {
+    s.io_threads.emplace_back([&s] { s.io.run(); });
+  }
   spdlog::info("9p: 9P2000.L listening on {}; msize up to {}", s.listeners.Describe(),
                s.options.session.max_msize);
   return Status::OK();
@@ -451,7 +454,7 @@ void NinepServer::Stop() {
     s.stopped = true;
     open = s.connections;
   }
-  asio::post(s.io, [&s] { s.listeners.Close(); });
+  s.listeners.Close();
   for (auto& connection : open) connection->Close();
   open.clear();
   // Running requests finish (their replies go nowhere); then the I/O thread

@@ -1,11 +1,12 @@
 // NinepServer: 9P2000.L over TCP (any number of IPv4/IPv6 addresses) and a
 // Unix socket, serving one filesystem core.
 //
-// One I/O thread moves bytes; requests run on a bounded pool of worker
-// threads, so a connection has many requests in flight and each reply goes
-// out as soon as its request completes. A metadata-only request that
-// arrives while its connection has nothing else running is handled on the
-// I/O thread directly (no thread switch), as a lone client's lookups,
+// A few I/O threads (io_threads) move bytes, each connection on its own
+// strand, so connections are served in parallel; requests run on a bounded
+// pool of worker threads, so a connection has many requests in flight and
+// each reply goes out as soon as its request completes. A metadata-only
+// request that arrives while its connection has nothing else running is
+// handled on its I/O thread directly (no thread switch), as a lone client's lookups,
 // getattrs and clunks mostly are. Tflush is answered here: a flushed
 // request that has not started never runs, one that has is answered first,
 // and Rflush follows its reply.
@@ -38,6 +39,9 @@ struct NinepServerOptions {
   // A path for a Unix stream socket; empty: none.
   std::string unix_socket;
   unsigned worker_threads = 8;
+  // Threads reading and framing requests and answering the ones run
+  // inline; 0: one per core, up to four (net::DefaultIoThreads).
+  unsigned io_threads = 0;
   size_t max_tags = 256;
   size_t max_buffered_bytes = 32u << 20;
   SessionOptions session;

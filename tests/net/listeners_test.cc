@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <filesystem>
 #include <fstream>
 #include <thread>
@@ -146,6 +147,68 @@ TEST_F(ListenersTest, OpensAllOrNothing) {
   EXPECT_FALSE(s.ok());
   EXPECT_TRUE(listeners.bound_ports().empty());
   EXPECT_FALSE(listeners.Open({"localhost:1"}, "").ok());
+}
+
+// Servers run their io_context on several threads: connections arriving on
+// three listeners at once are each handed over exactly once, one at a time,
+// and Close from a thread outside the io_context stops every listener. (Under
+// TSan this is also the check that the accepting state needs no lock.)
+TEST_F(ListenersTest, ServesSeveralIoThreadsAndClosesFromAnyThread) {
+  const std::string path = (dir_ / "s.sock").string();
+  Listeners listeners(io_, "test");
+  ASSERT_TRUE(listeners.Open({"127.0.0.1:0", "127.0.0.1:0"}, path).ok());
+  const std::vector<uint16_t> ports = listeners.bound_ports();
+  std::atomic<int> inside{0}, overlapped{0}, accepted{0};
+  std::vector<Socket> sockets;  // only touched inside the callback
+  listeners.Start([&](Socket socket, const Peer&) {
+    if (inside.fetch_add(1) != 0) overlapped++;
+    sockets.push_back(std::move(socket));
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+    inside--;
+    accepted++;
+  });
+  auto work = asio::make_work_guard(io_);
+  std::vector<std::thread> io_threads;
+  for (int i = 0; i < 4; i++) io_threads.emplace_back([this] { io_.run(); });
+
+  constexpr int kPerListener = 40;
+  std::vector<std::thread> clients;
+  std::vector<std::vector<int>> fds(3);
+  for (int l = 0; l < 3; l++) {
+    clients.emplace_back([&, l] {
+      for (int i = 0; i < kPerListener; i++) {
+        fds[l].push_back(l < 2 ? ConnectTcp(ports[l]) : ConnectUnix(path));
+      }
+    });
+  }
+  for (auto& t : clients) t.join();
+  for (int i = 0; i < 1000 && accepted.load() < 3 * kPerListener; i++) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_EQ(accepted.load(), 3 * kPerListener);
+  EXPECT_EQ(overlapped.load(), 0) << "the callback ran on two threads at once";
+
+  listeners.Close();
+  // Closed on the strand, soon: a new connection is refused.
+  bool refused = false;
+  for (int i = 0; i < 500 && !refused; i++) {
+    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(ports[0]);
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    refused = ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0;
+    ::close(fd);
+    if (!refused) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_TRUE(refused);
+  work.reset();
+  for (auto& t : io_threads) t.join();
+  EXPECT_EQ(accepted.load(), 3 * kPerListener);
+  for (auto& list : fds) {
+    for (int fd : list) ::close(fd);
+  }
+  listeners.RemoveUnixSocket();
 }
 
 TEST_F(ListenersTest, OutOfDescriptorsPausesAcceptingInsteadOfSpinning) {
