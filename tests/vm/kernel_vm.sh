@@ -3,7 +3,8 @@
 # through the Linux kernel's NFSv3 or 9P2000.L client. Must run as root.
 #
 #   tests/vm/kernel_vm.sh PROTO smoke                 the harness's smoke job
-#   tests/vm/kernel_vm.sh PROTO ci                    smoke + a POSIX suite subset, one boot
+#   tests/vm/kernel_vm.sh PROTO ci                    smoke, data checks and a POSIX suite
+#                                                     subset, one boot
 #                                                     (what CI runs; the protocol's known gaps skipped)
 #   tests/vm/kernel_vm.sh PROTO posix [SUITE ARGS]    pail_posix_suite on the mount
 #                                                     (e.g. --only chmod,link,rename)
@@ -86,6 +87,7 @@ args=(--quiet --run-dir "$RUN_DIR/vm" --timeout "${VM_TIMEOUT:-3000}"
 case "$MODE" in
   smoke) args+=(--job "$SMOKE_JOB") ;;
   ci) args+=(--job "$ROOT/tests/vm/jobs/ci.sh" --files "$BUILD/pail_posix_suite"
+             --files "$ROOT/tests/vm/jobs/data_checks.sh"
              --env "POSIX_ARGS=--only $CI_CATEGORIES $SKIP") ;;
   posix) args+=(--job "$ROOT/tests/vm/jobs/posix.sh" --files "$BUILD/pail_posix_suite"
                 --env "POSIX_ARGS=$*") ;;
