@@ -11,7 +11,6 @@
 #include <memory>
 #include <set>
 #include <string_view>
-#include <thread>
 
 #include "nbd/exports.h"
 #include "nbd/handshake.h"
@@ -78,7 +77,7 @@ struct NbdServer::Impl {
   asio::io_context io;
   std::unique_ptr<asio::thread_pool> workers;
   net::Listeners listeners{io, "nbd"};
-  std::vector<std::thread> io_threads;
+  net::IoThreads io_threads;
   Mutex mu;
   std::set<std::shared_ptr<Connection>> connections GUARDED_BY(mu);
   server::ConnectionCount count GUARDED_BY(mu);
@@ -412,10 +411,7 @@ Status NbdServer::Start() {
   s.started = true;
   s.workers = std::make_unique<asio::thread_pool>(std::max(1u, s.options.worker_threads));
   s.listeners.Start([&s](Socket socket, const net::Peer& from) { s.Admit(std::move(socket), from); });
-  const unsigned io_threads = s.options.io_threads ? s.options.io_threads : net::DefaultIoThreads();
-  for (unsigned i = 0; i < io_threads; i++) {
-    s.io_threads.emplace_back([&s] { s.io.run(); });
-  }
+  s.io_threads.Start(s.io, s.options.io_threads);
   std::string clients;
   for (const std::string& c : s.options.access.AllowedClientStrings()) {
     clients += (clients.empty() ? "" : " ") + c;
@@ -440,10 +436,10 @@ void NbdServer::Stop() {
   s.listeners.Close();
   for (auto& connection : open) connection->Close();
   open.clear();
+  // Running requests finish; then every connection's handlers complete on
+  // its closed socket, so each connection is gone before the filesystem.
   s.workers->join();
-  s.io.stop();
-  for (auto& t : s.io_threads) t.join();
-  s.io_threads.clear();
+  s.io_threads.Drain();
   s.listeners.RemoveUnixSocket();
   MutexLock lock(&s.mu);
   s.connections.clear();

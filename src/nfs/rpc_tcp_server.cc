@@ -11,7 +11,6 @@
 #include <deque>
 #include <mutex>
 #include <set>
-#include <thread>
 
 #include "metrics/protocol_metrics.h"
 #include "net/listeners.h"
@@ -64,7 +63,7 @@ struct RpcTcpServer::Impl {
   asio::io_context io;
   std::unique_ptr<asio::thread_pool> workers;
   net::Listeners listeners{io, "nfs"};
-  std::vector<std::thread> io_threads;
+  net::IoThreads io_threads;
   // On a strand of its own: Stop cancels it from another thread.
   std::unique_ptr<asio::steady_timer> idle_timer;
   server::RefusalLog refusal_log;
@@ -446,6 +445,12 @@ void RpcTcpServer::Impl::ScheduleIdleSweep() {
   idle_timer->expires_after(period);
   idle_timer->async_wait([this](asio::error_code ec) {
     if (ec) return;  // cancelled: stopping
+    {
+      // Fired just before Stop cancelled it: re-arming would keep the I/O
+      // threads from draining.
+      std::lock_guard<std::mutex> lock(mu);
+      if (stopped) return;
+    }
     CloseIdle();
     ScheduleIdleSweep();
   });
@@ -494,10 +499,7 @@ Status RpcTcpServer::Start() {
   });
   s.idle_timer = std::make_unique<asio::steady_timer>(asio::make_strand(s.io));
   if (s.options.limits.idle_timeout.count() > 0) s.ScheduleIdleSweep();
-  const unsigned io_threads = s.options.io_threads ? s.options.io_threads : net::DefaultIoThreads();
-  for (unsigned i = 0; i < io_threads; i++) {
-    s.io_threads.emplace_back([&s] { s.io.run(); });
-  }
+  s.io_threads.Start(s.io, s.options.io_threads);
   return Status::OK();
 }
 
@@ -514,11 +516,10 @@ void RpcTcpServer::Stop() {
   s.listeners.Close();
   for (auto& connection : open) connection->Close();
   open.clear();
-  // Running calls finish; their replies go nowhere because the sockets are closed.
+  // Running calls finish; their replies go nowhere because the sockets are
+  // closed, and the I/O threads return once every handler has completed.
   s.workers->join();
-  s.io.stop();
-  for (auto& t : s.io_threads) t.join();
-  s.io_threads.clear();
+  s.io_threads.Drain();
   std::lock_guard<std::mutex> lock(s.mu);
   s.connections.clear();
   s.count = server::ConnectionCount(s.options.limits);

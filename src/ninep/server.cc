@@ -10,7 +10,6 @@
 #include <deque>
 #include <map>
 #include <set>
-#include <thread>
 
 #include "net/listeners.h"
 #include "util/mutex.h"
@@ -79,7 +78,7 @@ struct NinepServer::Impl {
   asio::io_context io;
   std::unique_ptr<asio::thread_pool> workers;
   net::Listeners listeners{io, "9p"};
-  std::vector<std::thread> io_threads;
+  net::IoThreads io_threads;
   std::atomic<uint64_t> next_session{1};
   Mutex mu;
   std::set<std::shared_ptr<Connection>> connections GUARDED_BY(mu);
@@ -436,10 +435,7 @@ Status NinepServer::Start() {
   s.started = true;
   s.workers = std::make_unique<asio::thread_pool>(std::max(1u, s.options.worker_threads));
   s.listeners.Start([&s](Socket socket, const net::Peer& from) { s.Admit(std::move(socket), from); });
-  const unsigned io_threads = s.options.io_threads ? s.options.io_threads : net::DefaultIoThreads();
-  for (unsigned i = 0; i < io_threads; i++) {
-    s.io_threads.emplace_back([&s] { s.io.run(); });
-  }
+  s.io_threads.Start(s.io, s.options.io_threads);
   spdlog::info("9p: 9P2000.L listening on {}; msize up to {}", s.listeners.Describe(),
                s.options.session.max_msize);
   return Status::OK();
@@ -457,13 +453,13 @@ void NinepServer::Stop() {
   s.listeners.Close();
   for (auto& connection : open) connection->Close();
   open.clear();
-  // Running requests finish (their replies go nowhere); then the I/O thread
-  // runs out of work once every closed socket's handlers have completed.
-  // Letting it drain, rather than stopping it, destroys every connection
-  // (and so releases its open files) before the filesystem is closed.
+  // Running requests finish (their replies go nowhere); then the I/O
+  // threads run what is queued until every closed socket's handlers have
+  // completed. Draining them, rather than stopping them, destroys every
+  // connection (and so releases its open files) before the filesystem is
+  // closed.
   s.workers->join();
-  for (auto& t : s.io_threads) t.join();
-  s.io_threads.clear();
+  s.io_threads.Drain();
   s.workers.reset();
   {
     MutexLock lock(&s.mu);

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -136,7 +137,13 @@ bool ServerProcess::Stop() {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   pid_ = -1;
-  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return true;
+  if (WIFSIGNALED(status)) {
+    std::fprintf(stderr, "server: killed by signal %d after SIGTERM\n", WTERMSIG(status));
+  } else {
+    std::fprintf(stderr, "server: exit status %d after SIGTERM\n", WEXITSTATUS(status));
+  }
+  return false;
 }
 
 void ServerProcess::Kill() {
