@@ -235,6 +235,29 @@ TEST_F(SegmentTest, DeletedAndOverwrittenDataLeavesTheBucket) {
   ExpectFsckClean();
 }
 
+// NBD's TRIM and fallocate's PUNCH_HOLE, and a shrinking truncate, return
+// their space too: the segments they empty are deleted or rewritten.
+TEST_F(SegmentTest, PunchedAndTruncatedDataLeavesTheBucket) {
+  Ino f = MakeFile(kRootIno, "f");
+  std::string data = Pattern(8 << 20, 13);
+  WriteAt(f, 0, data);
+  ASSERT_TRUE(fs_->SyncAll().ok());
+  EXPECT_GE(DataObjects().second, 8u << 20);
+  ASSERT_FS_OK(fs_->PunchHole(Root(), f, 1 << 20, 5 << 20));
+  std::fill(data.begin() + (1 << 20), data.begin() + (6 << 20), '\0');
+  SetAttrRequest req;
+  req.size = 7 << 20;
+  ASSERT_FS_OK(fs_->SetAttr(Root(), f, req));
+  data.resize(7 << 20);
+  ASSERT_TRUE(fs_->SyncAll().ok());
+  // 2 MiB still stored: [0, 1 MiB) and [6, 7 MiB).
+  EXPECT_TRUE(WaitFor([&] { return DataObjects().second <= (2u << 20) + (256u << 10); }))
+      << "bucket holds " << DataObjects().second << " data bytes for 2 MiB of live data";
+  Remount();
+  EXPECT_EQ(ReadAt(f, 0, 8 << 20), data);
+  ExpectFsckClean();
+}
+
 TEST_F(SegmentTest, HalfDeadSegmentsAreRewritten) {
   // Two files interleaved in the same segments; deleting one leaves them
   // half dead, and the collector moves the survivor's extents out.
