@@ -1,6 +1,7 @@
 #include "fuse/fuse_server.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
@@ -48,6 +49,13 @@ void LogFromLibfuse(enum fuse_log_level level, const char* fmt, va_list ap) {
   } else {
     spdlog::debug("fuse: {}", line);
   }
+}
+
+// Whether the kernel still serves the FUSE connection on `fd`: once the
+// mount is gone or the connection aborted, the device polls as POLLERR.
+bool ConnectionAlive(int fd) {
+  pollfd p{fd, 0, 0};
+  return poll(&p, 1, 0) == 0 || (p.revents & POLLERR) == 0;
 }
 
 std::string Errno(const std::string& what) { return what + ": " + std::strerror(errno); }
@@ -200,7 +208,8 @@ void FuseServer::Impl::Stop() {
   if (mounted_) {
     // Detaching ends the connection as soon as no process uses the mount;
     // the loop threads then see the device close and return.
-    if (umount2(options_.mountpoint.c_str(), MNT_DETACH) != 0) {
+    // EINVAL: no mount there any more (unmounted from outside).
+    if (umount2(options_.mountpoint.c_str(), MNT_DETACH) != 0 && errno != EINVAL) {
       spdlog::error("fuse: unmounting {}: {}", options_.mountpoint, std::strerror(errno));
     }
     bool ended;
@@ -218,6 +227,13 @@ void FuseServer::Impl::Stop() {
     }
   }
   if (loop_.joinable()) loop_.join();
+  // The loop also returns at the first request after fuse_session_exit, so
+  // processes still using the detached mount can keep the connection alive.
+  // It ends now either way; ending it here keeps libfuse, which unmounts a
+  // live connection's mount point, from unmounting it a second time.
+  if (mounted_ && mount_dev_ != 0 && ConnectionAlive(fuse_session_fd(session_))) {
+    AbortConnection(mount_dev_);
+  }
   // Closes the device; the mount is gone already, so no second unmount.
   fuse_session_unmount(session_);
   fuse_session_destroy(session_);
