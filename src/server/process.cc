@@ -201,7 +201,12 @@ Status RunServer(const Config& config) {
   if (ninep_server) ninep_server->Stop();
   if (nfs_server) nfs_server->Stop();
   if (nbd_server) nbd_server->Stop();
-  // Its handlers use the filesystem and the engine, which close next.
+  // Every server holds references into the filesystem (the admin server's
+  // handlers use the engine too), which closes next: none may outlive it.
+  fuse_server.reset();
+  ninep_server.reset();
+  nfs_server.reset();
+  nbd_server.reset();
   admin_server.reset();
   notifier.reset();
   invalidator.reset();
