@@ -12,6 +12,7 @@
 #include <atomic>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <thread>
 
 // GCC says so with __SANITIZE_*__, clang with __has_feature.
@@ -167,9 +168,8 @@ TEST_F(ListenersTest, ServesSeveralIoThreadsAndClosesFromAnyThread) {
     inside--;
     accepted++;
   });
-  auto work = asio::make_work_guard(io_);
-  std::vector<std::thread> io_threads;
-  for (int i = 0; i < 4; i++) io_threads.emplace_back([this] { io_.run(); });
+  IoThreads io_threads;
+  io_threads.Start(io_, 4);
 
   constexpr int kPerListener = 40;
   std::vector<std::thread> clients;
@@ -202,14 +202,34 @@ TEST_F(ListenersTest, ServesSeveralIoThreadsAndClosesFromAnyThread) {
     if (!refused) std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   EXPECT_TRUE(refused);
-  work.reset();
-  for (auto& t : io_threads) t.join();
+  io_threads.Drain();
   // (A probe that connected before the close took effect may have been
   // accepted too, so no count is checked here.)
   for (auto& list : fds) {
     for (int fd : list) ::close(fd);
   }
   listeners.RemoveUnixSocket();
+}
+
+// The threads keep running with nothing to do (a stopping server has no
+// work between its listeners' close and its connections'), and Drain
+// returns only once what was queued before it, and what that queued in
+// turn, has run.
+TEST(IoThreadsTest, IdleThreadsStayAndDrainRunsWhatIsQueued) {
+  asio::io_context io;
+  IoThreads threads;
+  threads.Start(io, 2);
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  auto strand = asio::make_strand(io);
+  std::atomic<int> ran{0};
+  std::function<void(int)> chain = [&](int left) {
+    ran++;
+    if (left > 0) asio::post(strand, [&chain, left] { chain(left - 1); });
+  };
+  for (int i = 0; i < 100; i++) asio::post(strand, [&] { ran++; });
+  asio::post(strand, [&] { chain(9); });
+  threads.Drain();
+  EXPECT_EQ(ran.load(), 110);
 }
 
 TEST_F(ListenersTest, OutOfDescriptorsPausesAcceptingInsteadOfSpinning) {
