@@ -683,10 +683,10 @@ TEST(NinepDurabilityTest, FsyncedDataSurvivesSigkill) {
 
 // SIGTERM with requests in flight on several connections, each holding open
 // fids: the server answers or drops them, releases every connection's fids
-// before the filesystem closes, and exits 0. (A request finished by a worker
-// after the I/O threads had run out of work once left its reply, and the
-// connection with it, queued until the filesystem was gone: a crash at exit
-// in about 1 stop in 20.)
+// before the filesystem closes, and exits 0. (A connection's close, or a
+// worker's reply, queued after the I/O threads had run out of work once
+// stayed queued, the connection with it, until the filesystem was gone: a
+// crash at exit in a few stops in a hundred.)
 TEST(NinepShutdownTest, StopsCleanlyWithRequestsInFlight) {
   constexpr int kRounds = 20, kConnections = 3, kRequests = 48;
   for (int round = 0; round < kRounds; round++) {
