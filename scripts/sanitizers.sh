@@ -44,7 +44,7 @@ cd "$(dirname "$0")/.."
 ROOT=$(pwd)
 JOBS=${JOBS:-$(nproc)}
 ASAN_EXCLUDE=${PAIL_ASAN_EXCLUDE:-^(engine_durability_test|engine_failpoint_test)$}
-TSAN_TARGETS=${PAIL_TSAN_TARGETS:-^(engine_test|engine_sim_test|nfs_rpc_test|net_listeners_test|crypto_test|objstore_codec_test|byte_range_locks_test|ninep_wire_test|server_config_test)$}
+TSAN_TARGETS=${PAIL_TSAN_TARGETS:-^(engine_test|engine_sim_test|nfs_rpc_test|net_test|crypto_test|objstore_codec_test|byte_range_locks_test|ninep_wire_test|server_config_test)$}
 TSAN_SIM_SEEDS=${PAIL_TSAN_SIM_SEEDS:-150}
 # The ordinary build runs 1200 simulation seeds; ASan runs fewer to stay quick.
 ASAN_SIM_SEEDS=${PAIL_ASAN_SIM_SEEDS:-300}

@@ -17,6 +17,7 @@
 #include "nbd/protocol.h"
 #include "nbd/transmission.h"
 #include "nbd/wire.h"
+#include "net/io_threads.h"
 #include "net/listeners.h"
 #include "util/mutex.h"
 

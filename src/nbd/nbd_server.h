@@ -30,7 +30,7 @@ struct NbdServerOptions {
   std::string unix_socket;
   unsigned worker_threads = 8;
   // Threads moving bytes and answering what needs no worker; 0: one per
-  // core, up to four (net::DefaultIoThreads).
+  // core, up to four (net::IoThreads).
   unsigned io_threads = 0;
   // TCP clients the policy refuses (allowed_clients, secure_port) are
   // disconnected at accept, as are clients past limits.max_connections or

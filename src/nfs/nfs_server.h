@@ -29,7 +29,7 @@ struct NfsServerOptions {
   server::AccessPolicy access;
   unsigned worker_threads = 8;
   // Threads reading calls and answering the quick ones; 0: one per core,
-  // up to four (net::DefaultIoThreads).
+  // up to four (net::IoThreads).
   unsigned io_threads = 0;
 };
 

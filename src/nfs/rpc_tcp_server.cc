@@ -13,6 +13,7 @@
 #include <set>
 
 #include "metrics/protocol_metrics.h"
+#include "net/io_threads.h"
 #include "net/listeners.h"
 #include "nfs/record_assembler.h"
 

@@ -46,7 +46,7 @@ struct RpcTcpServerOptions {
   // "host:port" (IPv4) or "[v6]:port"; port 0 picks a free port.
   std::vector<std::string> addresses;
   // Threads running the connections' strands (reading, quick calls,
-  // writing replies); 0: one per core, up to four (net::DefaultIoThreads).
+  // writing replies); 0: one per core, up to four (net::IoThreads).
   unsigned io_threads = 0;
   unsigned worker_threads = 8;
   server::ConnectionLimits limits;

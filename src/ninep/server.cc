@@ -11,6 +11,7 @@
 #include <map>
 #include <set>
 
+#include "net/io_threads.h"
 #include "net/listeners.h"
 #include "util/mutex.h"
 

@@ -40,7 +40,7 @@ struct NinepServerOptions {
   std::string unix_socket;
   unsigned worker_threads = 8;
   // Threads reading and framing requests and answering the ones run
-  // inline; 0: one per core, up to four (net::DefaultIoThreads).
+  // inline; 0: one per core, up to four (net::IoThreads).
   unsigned io_threads = 0;
   size_t max_tags = 256;
   size_t max_buffered_bytes = 32u << 20;
