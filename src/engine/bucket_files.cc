@@ -116,7 +116,7 @@ IOStatus BucketReader::Read(uint64_t offset, size_t n, const rocksdb::IOOptions&
     return IOStatus::OK();
   }
   if (key.empty()) return IOStatus::IOError("file has neither a local copy nor an object");
-  auto r = fs_->cache().Read(key, size, offset, n, scratch);
+  auto r = fs_->cache().Read(key, size, offset, n, scratch, kTableFetchBytes);
   if (!r.ok()) return fs_->ToIOStatus(r.status());
   *result = rocksdb::Slice(scratch, *r);
   return IOStatus::OK();

@@ -218,7 +218,8 @@ Status DiskCache::Fetch(const Pin& pin, uint64_t first, uint64_t last) {
   return Status::OK();
 }
 
-Status DiskCache::Ensure(Pin& pin, uint64_t first, uint64_t last, bool wait, int* requests) {
+Status DiskCache::Ensure(Pin& pin, uint64_t first, uint64_t last, uint64_t window_first,
+                         uint64_t window_last, bool wait, int* requests) {
   Entry& e = pin.entry();
   e.mu.Lock();
   for (;;) {
@@ -243,6 +244,13 @@ Status DiskCache::Ensure(Pin& pin, uint64_t first, uint64_t last, bool wait, int
       BlockingHint::AboutToBlock();
       e.fetched.Wait();
       continue;  // an extent whose fetch failed is absent again: claim it
+    }
+    // The same GETs take the absent extents beside them in the window.
+    for (auto& x = runs.front().first; x > window_first && e.extents[x - 1] == kAbsent;) {
+      e.extents[--x] = kFetching;
+    }
+    for (auto& x = runs.back().second; x < window_last && e.extents[x + 1] == kAbsent;) {
+      e.extents[++x] = kFetching;
     }
     // Every claimed extent ends present or absent, so no waiter hangs.
     Status s;
@@ -270,16 +278,21 @@ Status DiskCache::Ensure(Pin& pin, uint64_t first, uint64_t last, bool wait, int
 }
 
 Result<size_t> DiskCache::Read(const std::string& key, uint64_t size, uint64_t offset, size_t n,
-                               char* out) {
+                               char* out, uint64_t fetch_window) {
   if (offset >= size || n == 0) return size_t{0};
   PAIL_ASSIGN_OR_RETURN(Pin pin, Acquire(key, size));
   // The entry keeps the size it was first read with; bounds follow it.
   const uint64_t object_size = pin.entry().size;
   if (offset >= object_size) return size_t{0};
   n = static_cast<size_t>(std::min<uint64_t>(n, object_size - offset));
+  const uint64_t first = offset / kCacheExtentBytes;
+  const uint64_t last = (offset + n - 1) / kCacheExtentBytes;
+  const uint64_t window = std::max<uint64_t>(fetch_window / kCacheExtentBytes, 1);
+  const uint64_t window_last =
+      std::min((last / window + 1) * window - 1, (object_size - 1) / kCacheExtentBytes);
   int requests = 0;
-  Status s = Ensure(pin, offset / kCacheExtentBytes, (offset + n - 1) / kCacheExtentBytes,
-                    /*wait=*/true, &requests);
+  Status s = Ensure(pin, first, last, first / window * window, window_last, /*wait=*/true,
+                    &requests);
   (requests == 0 ? hits_ : misses_).fetch_add(1, std::memory_order_relaxed);
   PAIL_RETURN_IF_ERROR(s);
   return ReadPinned(pin, key, offset, n, out);
@@ -328,9 +341,10 @@ Status DiskCache::Prefetch(const std::string& key, uint64_t size, uint64_t offse
   const uint64_t object_size = pin.entry().size;
   if (offset >= object_size) return Status::OK();
   n = static_cast<size_t>(std::min<uint64_t>(n, object_size - offset));
+  const uint64_t first = offset / kCacheExtentBytes;
+  const uint64_t last = (offset + n - 1) / kCacheExtentBytes;
   int requests = 0;
-  Status s = Ensure(pin, offset / kCacheExtentBytes, (offset + n - 1) / kCacheExtentBytes,
-                    /*wait=*/false, &requests);
+  Status s = Ensure(pin, first, last, first, last, /*wait=*/false, &requests);
   prefetch_requests_.fetch_add(requests, std::memory_order_relaxed);
   return s;
 }

@@ -90,7 +90,11 @@ class DiskCache {
 
   // Reads [offset, offset+n) of `key` (whose size is `size`) into `out`,
   // fetching what the cache lacks. Returns the bytes read (short at the end).
-  Result<size_t> Read(const std::string& key, uint64_t size, uint64_t offset, size_t n, char* out);
+  // A miss fetches, in the same GET, the absent extents next to it within
+  // the aligned `fetch_window` bytes around the read (0: only what is read),
+  // for a caller that expects to read them soon.
+  Result<size_t> Read(const std::string& key, uint64_t size, uint64_t offset, size_t n, char* out,
+                      uint64_t fetch_window = 0);
   // Read() of bytes already here, for a caller that must not wait on the
   // bucket: nullopt, having read and fetched nothing, when any of them is
   // absent or still being fetched. A hit counts as one.
@@ -170,7 +174,10 @@ class DiskCache {
   // Makes [first, last] present: claims the absent runs and fetches them;
   // with `wait`, also waits for the extents others are fetching (Read),
   // without, leaves those to them (Prefetch). Counts its GETs in *requests.
-  Status Ensure(Pin& pin, uint64_t first, uint64_t last, bool wait, int* requests);
+  // When it fetches, the first and last runs grow over absent extents as
+  // far as [window_first, window_last], which holds [first, last].
+  Status Ensure(Pin& pin, uint64_t first, uint64_t last, uint64_t window_first,
+                uint64_t window_last, bool wait, int* requests);
   // Copies [offset, offset + n) out of the pinned entry's file, whose
   // extents there are present.
   Result<size_t> ReadPinned(const Pin& pin, const std::string& key, uint64_t offset, size_t n,

@@ -449,6 +449,56 @@ TEST(DiskCache, PrefetchedExtentsAreHits) {
   EXPECT_EQ(stores.gets(), 3u);
 }
 
+// A read with a fetch window takes, in its one GET, the absent extents next
+// to its own within the aligned window: never one present or being
+// fetched, never past the object's end.
+TEST(DiskCache, MissFetchesTheAbsentExtentsOfItsWindow) {
+  pail::testing::TempDir dir;
+  Stores stores;
+  const uint64_t kExtent = kCacheExtentBytes;
+  const uint64_t kWindow = 8 * kExtent;
+  const size_t kSize = 20 * kExtent + 100;  // extents 0..20, the last short
+  const std::string data = Pattern(kSize, 9);
+  ASSERT_TRUE(stores.memory->Put("sst", data).ok());
+  DiskCache cache(stores.counting, dir.Sub("cache"), 64 * kExtent);
+  char buf[100];
+  auto read = [&](uint64_t offset, uint64_t window) {
+    auto r = cache.Read("sst", kSize, offset, sizeof(buf), buf, window);
+    ASSERT_TRUE(r.ok());
+    ASSERT_EQ(std::string(buf, *r), data.substr(offset, sizeof(buf)));
+  };
+
+  // A miss in extent 3: its window is extents 0..7, all fetched at once.
+  read(3 * kExtent + 10, kWindow);
+  EXPECT_EQ(stores.gets(), 1u);
+  EXPECT_EQ(stores.bytes_got(), kWindow);
+  read(0, kWindow);
+  read(7 * kExtent + 500, kWindow);
+  EXPECT_EQ(stores.gets(), 1u);
+
+  // Extent 12 present: a miss in extent 10 takes 8..11 and stops there.
+  read(12 * kExtent, 0);
+  EXPECT_EQ(stores.gets(), 2u);
+  read(10 * kExtent, kWindow);
+  EXPECT_EQ(stores.gets(), 3u);
+  EXPECT_EQ(stores.bytes_got(), kWindow + kExtent + 4 * kExtent);
+  read(8 * kExtent, 0);
+  read(11 * kExtent, 0);
+  EXPECT_EQ(stores.gets(), 3u);
+
+  // The last window (16..23) ends with the object: 16..20 in one GET.
+  read(20 * kExtent, kWindow);
+  EXPECT_EQ(stores.gets(), 4u);
+  EXPECT_EQ(stores.bytes_got(), kWindow + 5 * kExtent + 4 * kExtent + 100);
+
+  // Only 13..15 are absent now; without a window they come in one GET.
+  std::string whole(kSize, '\0');
+  ASSERT_TRUE(cache.Read("sst", kSize, 0, kSize, whole.data()).ok());
+  EXPECT_EQ(whole, data);
+  EXPECT_EQ(stores.gets(), 5u);
+  EXPECT_EQ(cache.cached_bytes(), kSize);
+}
+
 TEST(DiskCache, ReadWaitsForPrefetchInFlight) {
   pail::testing::TempDir dir;
   Stores stores;
