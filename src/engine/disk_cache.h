@@ -5,12 +5,13 @@
 // stale. Each cached object is a sparse local file plus one state per
 // kCacheExtentBytes extent: absent, being fetched, or present. A read
 // fetches the absent extents it touches with one ranged GET per contiguous
-// run and keeps them; extents another caller is already fetching it waits
-// for instead of fetching them again. When the cache holds more than its
-// budget, whole objects are evicted least recently used first (their files
-// are deleted). Files the engine wrote itself enter the cache complete once
-// uploaded. The cache starts empty at every open: nothing on local disk is
-// trusted.
+// run (grown, if the caller asks, over the absent extents beside it within
+// an aligned window) and keeps them; extents another caller is already
+// fetching it waits for instead of fetching them again. When the cache
+// holds more than its budget, whole objects are evicted least recently used
+// first (their files are deleted). Files the engine wrote itself enter the
+// cache complete once uploaded. The cache starts empty at every open:
+// nothing on local disk is trusted.
 //
 // Concurrency. mu_ guards the cache's map, LRU lists and totals; each
 // Entry's mu guards that object's extent states and bookkeeping. mu_ is

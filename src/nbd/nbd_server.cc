@@ -9,7 +9,6 @@
 #include <deque>
 #include <map>
 #include <memory>
-#include <set>
 #include <string_view>
 
 #include "nbd/exports.h"
@@ -17,9 +16,9 @@
 #include "nbd/protocol.h"
 #include "nbd/transmission.h"
 #include "nbd/wire.h"
+#include "net/connection_table.h"
 #include "net/io_threads.h"
 #include "net/listeners.h"
-#include "util/mutex.h"
 
 namespace pail::nbd {
 
@@ -63,14 +62,13 @@ class Connection;
 
 struct NbdServer::Impl {
   Impl(fs::FileSystem& f, NbdServerOptions o)
-      : fs(f), options(std::move(o)), exports(f), count(options.access.limits) {}
+      : fs(f), options(std::move(o)), exports(f), connections("nbd", options.access.limits) {}
 
   // Applies the client policy to a TCP peer, then Adopt.
   void Admit(Socket socket, const net::Peer& from);
   // `address` is the client's IP ("" for the Unix socket), counted against
   // the per-client limit.
   void Adopt(Socket socket, std::string address, std::string peer);
-  void Forget(Connection* connection);
 
   fs::FileSystem& fs;
   NbdServerOptions options;
@@ -79,11 +77,8 @@ struct NbdServer::Impl {
   std::unique_ptr<asio::thread_pool> workers;
   net::Listeners listeners{io, "nbd"};
   net::IoThreads io_threads;
-  Mutex mu;
-  std::set<std::shared_ptr<Connection>> connections GUARDED_BY(mu);
-  server::ConnectionCount count GUARDED_BY(mu);
+  net::ConnectionTable<Connection> connections;
   server::RefusalLog refusal_log;
-  bool stopped GUARDED_BY(mu) = false;
   bool started = false;
 };
 
@@ -326,7 +321,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     asio::error_code ignored;
     socket_.shutdown(asio::socket_base::shutdown_both, ignored);
     socket_.close(ignored);
-    server_->Forget(this);
+    server_->connections.Forget(this);
   }
 
   NbdServer::Impl* server_;
@@ -352,21 +347,14 @@ class Connection : public std::enable_shared_from_this<Connection> {
 };
 
 void NbdServer::Impl::Adopt(Socket socket, std::string address, std::string peer) {
-  std::shared_ptr<Connection> connection;
-  std::optional<std::string> refusal;
-  {
-    MutexLock lock(&mu);
-    if (stopped) return;
-    refusal = count.Admit(address);
-    if (!refusal) {
-      connection = std::make_shared<Connection>(this, std::move(socket), address, peer);
-      connections.insert(connection);
-    }
-  }
+  std::string refusal;
+  std::shared_ptr<Connection> connection = connections.Admit(address, &refusal, [&] {
+    return std::make_shared<Connection>(this, std::move(socket), address, peer);
+  });
   if (connection) {
     connection->Start();
-  } else {
-    refusal_log.Refused("nbd: refusing " + peer + ": " + *refusal);
+  } else if (!refusal.empty()) {
+    refusal_log.Refused("nbd: refusing " + peer + ": " + refusal);
   }
 }
 
@@ -383,17 +371,6 @@ void NbdServer::Impl::Admit(Socket socket, const net::Peer& from) {
     return;
   }
   Adopt(std::move(socket), from.address, from.address + ":" + std::to_string(from.port));
-}
-
-void NbdServer::Impl::Forget(Connection* connection) {
-  MutexLock lock(&mu);
-  for (auto it = connections.begin(); it != connections.end(); ++it) {
-    if (it->get() == connection) {
-      count.Release(connection->address());
-      connections.erase(it);
-      return;
-    }
-  }
 }
 
 NbdServer::NbdServer(fs::FileSystem& fs, NbdServerOptions options)
@@ -427,23 +404,8 @@ Status NbdServer::Start() {
 
 void NbdServer::Stop() {
   Impl& s = *impl_;
-  std::set<std::shared_ptr<Connection>> open;
-  {
-    MutexLock lock(&s.mu);
-    if (!s.started || s.stopped) return;
-    s.stopped = true;
-    open = s.connections;
-  }
-  s.listeners.Close();
-  for (auto& connection : open) connection->Close();
-  open.clear();
-  // Running requests finish; then every connection's handlers complete on
-  // its closed socket, so each connection is gone before the filesystem.
-  s.workers->join();
-  s.io_threads.Drain();
-  s.listeners.RemoveUnixSocket();
-  MutexLock lock(&s.mu);
-  s.connections.clear();
+  if (!s.started) return;
+  net::StopServing(s.connections, s.listeners, *s.workers, s.io_threads);
 }
 
 std::vector<uint16_t> NbdServer::bound_ports() const { return impl_->listeners.bound_ports(); }

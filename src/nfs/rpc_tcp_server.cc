@@ -10,9 +10,8 @@
 #include <chrono>
 #include <deque>
 #include <mutex>
-#include <set>
 
-#include "metrics/protocol_metrics.h"
+#include "net/connection_table.h"
 #include "net/io_threads.h"
 #include "net/listeners.h"
 #include "nfs/record_assembler.h"
@@ -43,11 +42,9 @@ int64_t NowNanos() {
 class Connection;
 
 struct RpcTcpServer::Impl {
-  Impl(const RpcDispatcher& d, RpcTcpServerOptions o) : dispatcher(d), options(std::move(o)) {}
+  Impl(const RpcDispatcher& d, RpcTcpServerOptions o)
+      : dispatcher(d), options(std::move(o)), connections("nfs", options.limits) {}
 
-  // Under mu: takes the connection out of the table; false if it was not there.
-  bool RemoveLocked(Connection* connection);
-  void Forget(Connection* connection);
   // Admits a new connection from `address` or says why not; may close the
   // longest-idle connection to make room.
   std::shared_ptr<Connection> Admit(net::Socket& socket, const net::Peer& peer,
@@ -68,11 +65,8 @@ struct RpcTcpServer::Impl {
   // On a strand of its own: Stop cancels it from another thread.
   std::unique_ptr<asio::steady_timer> idle_timer;
   server::RefusalLog refusal_log;
-  std::mutex mu;  // guards connections and count
-  std::set<std::shared_ptr<Connection>> connections;
-  server::ConnectionCount count{options.limits};
+  net::ConnectionTable<Connection> connections;
   bool started = false;
-  bool stopped = false;
 };
 
 // One client socket.
@@ -98,7 +92,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     Touch();
   }
 
-  const std::string& peer_address() const { return context_.peer_address; }
+  const std::string& address() const { return context_.peer_address; }
   // Nothing read and not answered, since when (steady clock nanoseconds);
   // nullopt while calls are in flight.
   std::optional<int64_t> IdleSince() const {
@@ -346,7 +340,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
       }
       waiting_.clear();
     }
-    server_->Forget(this);
+    server_->connections.Forget(this);
   }
 
   RpcTcpServer::Impl* server_;
@@ -379,64 +373,37 @@ class Connection : public std::enable_shared_from_this<Connection> {
 std::shared_ptr<Connection> RpcTcpServer::Impl::Admit(net::Socket& socket, const net::Peer& peer,
                                                       std::string* refusal) {
   const std::string& address = peer.address;
-  std::shared_ptr<Connection> victim;
-  std::shared_ptr<Connection> connection;
-  {
-    std::lock_guard<std::mutex> lock(mu);
-    if (stopped) return nullptr;
-    if (std::optional<std::string> why = count.ClientRefusal(address)) {
-      *refusal = *why;
+  if (std::optional<std::string> why = connections.ClientRefusal(address)) {
+    *refusal = *why;
+    return nullptr;
+  }
+  // The reserve: the connection idle longest makes room; its client
+  // reconnects when it needs to. Accepts run one at a time (net::Listeners),
+  // so the room stays ours; other threads only ever free more.
+  if (connections.Full()) {
+    std::vector<std::shared_ptr<Connection>> open = connections.Open();
+    std::shared_ptr<Connection> victim;
+    int64_t oldest = 0;
+    for (const auto& candidate : open) {
+      std::optional<int64_t> since = candidate->IdleSince();
+      if (since && (!victim || *since < oldest)) {
+        victim = candidate;
+        oldest = *since;
+      }
+    }
+    if (!victim) {
+      *refusal = std::to_string(open.size()) + " connections open, all busy (max_connections)";
       return nullptr;
     }
-    if (count.Full()) {
-      // The reserve: the connection idle longest makes room; its client
-      // reconnects when it needs to.
-      int64_t oldest = 0;
-      for (const auto& candidate : connections) {
-        std::optional<int64_t> since = candidate->IdleSince();
-        if (since && (!victim || *since < oldest)) {
-          victim = candidate;
-          oldest = *since;
-        }
-      }
-      if (!victim) {
-        *refusal = std::to_string(connections.size()) +
-                   " connections open, all busy (max_connections)";
-        return nullptr;
-      }
-      RemoveLocked(victim.get());
-    }
-    if (std::optional<std::string> why = count.Admit(address)) {
-      *refusal = *why;
-      return nullptr;
-    }
-    connection = std::make_shared<Connection>(this, std::move(socket), peer);
-    connections.insert(connection);
-    metrics::ProtocolMetrics::For("nfs").ConnectionOpened();
-  }
-  if (victim) {
-    refusal_log.Refused("rpc: connection table full; closing the longest-idle connection (from " +
-                        victim->peer_address() + ") for a new one from " + address);
-    victim->Close();
-  }
-  return connection;
-}
-
-bool RpcTcpServer::Impl::RemoveLocked(Connection* connection) {
-  for (auto it = connections.begin(); it != connections.end(); ++it) {
-    if (it->get() == connection) {
-      count.Release(connection->peer_address());
-      connections.erase(it);
-      metrics::ProtocolMetrics::For("nfs").ConnectionClosed();
-      return true;
+    if (connections.Forget(victim.get())) {
+      refusal_log.Refused("rpc: connection table full; closing the longest-idle connection (from " +
+                          victim->address() + ") for a new one from " + address);
+      victim->Close();
     }
   }
-  return false;
-}
-
-void RpcTcpServer::Impl::Forget(Connection* connection) {
-  std::lock_guard<std::mutex> lock(mu);
-  RemoveLocked(connection);
+  return connections.Admit(address, refusal, [&] {
+    return std::make_shared<Connection>(this, std::move(socket), peer);
+  });
 }
 
 void RpcTcpServer::Impl::ScheduleIdleSweep() {
@@ -446,12 +413,9 @@ void RpcTcpServer::Impl::ScheduleIdleSweep() {
   idle_timer->expires_after(period);
   idle_timer->async_wait([this](asio::error_code ec) {
     if (ec) return;  // cancelled: stopping
-    {
-      // Fired just before Stop cancelled it: re-arming would keep the I/O
-      // threads from draining.
-      std::lock_guard<std::mutex> lock(mu);
-      if (stopped) return;
-    }
+    // Fired just before Stop cancelled it: re-arming would keep the I/O
+    // threads from draining.
+    if (connections.stopped()) return;
     CloseIdle();
     ScheduleIdleSweep();
   });
@@ -460,18 +424,12 @@ void RpcTcpServer::Impl::ScheduleIdleSweep() {
 void RpcTcpServer::Impl::CloseIdle() {
   int64_t limit = NowNanos() - std::chrono::duration_cast<std::chrono::nanoseconds>(
                                    options.limits.idle_timeout).count();
-  std::vector<std::shared_ptr<Connection>> idle;
-  {
-    std::lock_guard<std::mutex> lock(mu);
-    for (const auto& connection : connections) {
-      std::optional<int64_t> since = connection->IdleSince();
-      if (since && *since < limit) idle.push_back(connection);
+  for (const auto& connection : connections.Open()) {
+    std::optional<int64_t> since = connection->IdleSince();
+    if (since && *since < limit && connections.Forget(connection.get())) {
+      spdlog::debug("rpc: closing connection from {}: idle", connection->address());
+      connection->Close();
     }
-    for (const auto& connection : idle) RemoveLocked(connection.get());
-  }
-  for (const auto& connection : idle) {
-    spdlog::debug("rpc: closing connection from {}: idle", connection->peer_address());
-    connection->Close();
   }
 }
 
@@ -506,24 +464,10 @@ Status RpcTcpServer::Start() {
 
 void RpcTcpServer::Stop() {
   Impl& s = *impl_;
-  if (!s.started || s.stopped) return;
-  std::set<std::shared_ptr<Connection>> open;
-  {
-    std::lock_guard<std::mutex> lock(s.mu);
-    s.stopped = true;
-    open = s.connections;
-  }
-  asio::dispatch(s.idle_timer->get_executor(), [&s] { s.idle_timer->cancel(); });
-  s.listeners.Close();
-  for (auto& connection : open) connection->Close();
-  open.clear();
-  // Running calls finish; their replies go nowhere because the sockets are
-  // closed, and the I/O threads return once every handler has completed.
-  s.workers->join();
-  s.io_threads.Drain();
-  std::lock_guard<std::mutex> lock(s.mu);
-  s.connections.clear();
-  s.count = server::ConnectionCount(s.options.limits);
+  if (!s.started) return;
+  net::StopServing(s.connections, s.listeners, *s.workers, s.io_threads, [&s] {
+    asio::dispatch(s.idle_timer->get_executor(), [&s] { s.idle_timer->cancel(); });
+  });
 }
 
 std::vector<uint16_t> RpcTcpServer::bound_ports() const { return impl_->listeners.bound_ports(); }

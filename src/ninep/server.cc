@@ -9,8 +9,8 @@
 #include <atomic>
 #include <deque>
 #include <map>
-#include <set>
 
+#include "net/connection_table.h"
 #include "net/io_threads.h"
 #include "net/listeners.h"
 #include "util/mutex.h"
@@ -67,10 +67,9 @@ class Connection;
 
 struct NinepServer::Impl {
   Impl(fs::FileSystem& f, NinepServerOptions o)
-      : fs(f), options(std::move(o)), count(options.session.identity.limits) {}
+      : fs(f), options(std::move(o)), connections("9p", options.session.identity.limits) {}
 
   void Admit(Socket socket, const net::Peer& from);
-  void Forget(Connection* connection);
 
   fs::FileSystem& fs;
   NinepServerOptions options;
@@ -81,11 +80,8 @@ struct NinepServer::Impl {
   net::Listeners listeners{io, "9p"};
   net::IoThreads io_threads;
   std::atomic<uint64_t> next_session{1};
-  Mutex mu;
-  std::set<std::shared_ptr<Connection>> connections GUARDED_BY(mu);
-  server::ConnectionCount count GUARDED_BY(mu);
+  net::ConnectionTable<Connection> connections;
   bool started = false;
-  bool stopped GUARDED_BY(mu) = false;
 };
 
 // One client connection.
@@ -347,7 +343,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
       socket_.shutdown(Socket::shutdown_both, ignored);
       socket_.close(ignored);
     }
-    server_->Forget(this);
+    server_->connections.Forget(this);
   }
 
   NinepServer::Impl* server_;
@@ -389,36 +385,16 @@ void NinepServer::Impl::Admit(Socket socket, const net::Peer& from) {
     }
   }
   const std::string address = from.tcp() ? from.address : "";
-  std::shared_ptr<Connection> connection;
-  std::optional<std::string> refusal;
-  {
-    MutexLock lock(&mu);
-    if (stopped) return;
-    refusal = count.Admit(address);
-    if (!refusal) {
-      connection = std::make_shared<Connection>(this, std::move(socket), address, peer);
-      connections.insert(connection);
-    }
-  }
+  std::string refusal;
+  std::shared_ptr<Connection> connection = connections.Admit(address, &refusal, [&] {
+    return std::make_shared<Connection>(this, std::move(socket), address, peer);
+  });
   if (connection) {
     connection->Start();
-  } else {
-    refusals.Refused("9p: refusing connection from " + peer + ": " + *refusal);
-    socket.close(ignored);
+    return;
   }
-}
-
-void NinepServer::Impl::Forget(Connection* connection) {
-  std::shared_ptr<Connection> last;  // destroyed after the mutex is released
-  MutexLock lock(&mu);
-  for (auto it = connections.begin(); it != connections.end(); ++it) {
-    if (it->get() == connection) {
-      last = *it;
-      count.Release(connection->address());
-      connections.erase(it);
-      return;
-    }
-  }
+  if (!refusal.empty()) refusals.Refused("9p: refusing connection from " + peer + ": " + refusal);
+  socket.close(ignored);
 }
 
 NinepServer::NinepServer(fs::FileSystem& fs, NinepServerOptions options)
@@ -444,29 +420,10 @@ Status NinepServer::Start() {
 
 void NinepServer::Stop() {
   Impl& s = *impl_;
-  std::set<std::shared_ptr<Connection>> open;
-  {
-    MutexLock lock(&s.mu);
-    if (!s.started || s.stopped) return;
-    s.stopped = true;
-    open = s.connections;
-  }
-  s.listeners.Close();
-  for (auto& connection : open) connection->Close();
-  open.clear();
-  // Running requests finish (their replies go nowhere); then the I/O
-  // threads run what is queued until every closed socket's handlers have
-  // completed. Draining them, rather than stopping them, destroys every
-  // connection (and so releases its open files) before the filesystem is
-  // closed.
-  s.workers->join();
-  s.io_threads.Drain();
-  s.workers.reset();
-  {
-    MutexLock lock(&s.mu);
-    s.connections.clear();
-  }
-  s.listeners.RemoveUnixSocket();
+  if (!s.started) return;
+  // Every connection, with the files it holds open, is gone before the
+  // filesystem closes.
+  net::StopServing(s.connections, s.listeners, *s.workers, s.io_threads);
 }
 
 std::vector<uint16_t> NinepServer::bound_ports() const { return impl_->listeners.bound_ports(); }

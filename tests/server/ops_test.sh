@@ -27,7 +27,7 @@ check() {  # check NAME CONDITION...
   local name=$1; shift
   if "$@"; then passed=$((passed + 1)); else failed=$((failed + 1)); echo "FAIL: $name"; fi
 }
-for tool in promtool curl nfs-cp nfs-cat; do
+for tool in promtool curl nfs-cp nfs-cat nbdinfo; do
   command -v $tool >/dev/null || { echo "FAIL: $tool is missing (scripts/install-deps.sh installs it)"; exit 1; }
 done
 
@@ -71,6 +71,8 @@ $STORAGE_EXTRA
 addresses = ["127.0.0.1:0"]
 # The test writes as root into the root-owned root directory.
 squash = "none"
+[servers.nbd]
+addresses = ["127.0.0.1:0"]
 [servers.admin]
 addresses = ["127.0.0.1:0"]
 unix_socket = "$WORK/admin.sock"
@@ -81,7 +83,8 @@ CONF
     [ "$(curl -s -o /dev/null -w '%{http_code}' --unix-socket "$WORK/admin.sock" http://pailfs/healthz)" = 200 ] && break
     sleep 0.2
   done
-  NFS_PORT=$(grep -o "(port [0-9]*)" "$WORK/server.log" | tail -1 | grep -o "[0-9]*")
+  NFS_PORT=$(grep "nfs: NFSv3" "$WORK/server.log" | tail -1 | grep -o "(port [0-9]*)" | grep -o "[0-9]*")
+  NBD_PORT=$(grep "nbd: serving" "$WORK/server.log" | tail -1 | grep -o "(port [0-9]*)" | grep -o "[0-9]*")
   ADMIN_TCP=$(grep -o "admin endpoint on 127.0.0.1:[0-9]*" "$WORK/server.log" | tail -1 | sed 's/.* on //')
 }
 stop_server() {
@@ -145,6 +148,17 @@ writes=$(metric "$WORK/m2" pailfs_protocol_operations_total 'protocol="nfs",op="
 check "NFS WRITE operations counted ($writes)" test "$writes" -ge 3
 check "NFS latency histogram has the writes" test "$(metric "$WORK/m2" pailfs_protocol_operation_duration_seconds_count 'protocol="nfs",op="write"')" = "$writes"
 check "NFS connections counted" test "$(metric "$WORK/m2" pailfs_protocol_connections_accepted_total 'protocol="nfs"')" -ge 3
+# NBD's too (every socket server counts through net::ConnectionTable):
+# nbdinfo lists the exports and hangs up.
+nbdinfo --list "nbd://127.0.0.1:$NBD_PORT" > /dev/null 2>&1
+check "nbdinfo --list through the NBD server" test $? -eq 0
+for _ in $(seq 50); do
+  scrape > "$WORK/m2n"
+  [ "$(metric "$WORK/m2n" pailfs_protocol_connections 'protocol="nbd"')" = 0 ] && break
+  sleep 0.1
+done
+check "NBD connection counted" test "$(metric "$WORK/m2n" pailfs_protocol_connections_accepted_total 'protocol="nbd"')" = 1
+check "NBD connection closed" test "$(metric "$WORK/m2n" pailfs_protocol_connections 'protocol="nbd"')" = 0
 nfs-cat "$(nfs_url missing.bin)" >/dev/null 2>&1
 scrape > "$WORK/m2b"
 missing=$(( $(metric "$WORK/m2b" pailfs_protocol_errors_total 'protocol="nfs",errno="ENOENT"') - $(metric "$WORK/m2" pailfs_protocol_errors_total 'protocol="nfs",errno="ENOENT"') ))
