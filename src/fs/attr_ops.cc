@@ -19,6 +19,13 @@ bool SameTime(const struct timespec& a, const struct timespec& b) {
 }  // namespace
 
 FsResult<Attr> FileSystemImpl::GetAttrLocking(Ino ino) {
+  // A directory has no write-back state: its committed record is all of it,
+  // read without the lock as Lookup reads a parent, so its getattr never
+  // waits behind a change in progress in it, or behind another inode that
+  // shares its lock slot across a bucket read. A file's buffered writes
+  // need the lock.
+  FsResult<InodeRecord> stored = LoadStoredInode(ino);
+  if (stored.ok() && stored->is_dir()) return ToAttr(ino, *stored);
   InodeLocks lock(locks_, {ino});
   FsResult<InodeRecord> r = LoadInode(ino);
   if (!r.ok()) return r.status();

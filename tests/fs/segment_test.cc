@@ -15,6 +15,7 @@
 #include "engine/data_objects.h"
 #include "fs/chunk_value.h"
 #include "fs/key_codec.h"
+#include "fs/lock_table.h"
 #include "objstore/local_store.h"
 #include "fs_test_util.h"
 #include "util/failpoint.h"
@@ -953,6 +954,47 @@ TEST_F(GatedHeldTest, TryCallsGiveUpOnAFileLockedAcrossABucketRead) {
   Fsync(f);
   Remount();
   EXPECT_TRUE(ReadAt(f, 0, 1 << 20) == data);
+  ExpectFsckClean();
+}
+
+// A directory has no write-back state, so its attributes are read without
+// its inode's lock: a getattr of a directory whose lock slot a file holds
+// across a bucket read answers at once (it used to wait for the read).
+TEST_F(GatedHeldTest, DirectoryGetattrDoesNotWaitForItsLockSlot) {
+  Ino f = MakeFile(kRootIno, "f");
+  std::string data = Pattern(1 << 20, 47);
+  WriteAt(f, 0, data);
+  Fsync(f);
+  const auto slots = std::make_unique<LockTable>();
+  Ino dir = 0;
+  for (int i = 0; i < 20 * static_cast<int>(LockTable::kSlots) && dir == 0; ++i) {
+    Ino d = MakeDir(kRootIno, "d" + std::to_string(i));
+    if (slots->SlotOf(d) == slots->SlotOf(f)) dir = d;
+  }
+  ASSERT_NE(dir, 0u);
+  Remount();
+  const std::string a = Pattern(kPieceBlockBytes, 48);
+  WriteAt(f, 12 * kChunkSize + kPieceBlockBytes, a);  // an overlay, nothing read
+  data.replace(12 * kChunkSize + kPieceBlockBytes, a.size(), a);
+  gated_->SetOpen(false);
+  // A write into the overlay reads its base, holding the file's slot.
+  const std::string c = Pattern(100, 49);
+  auto slow = std::async(std::launch::async, [&] { WriteAt(f, 12 * kChunkSize + 100, c); });
+  for (int i = 0; i < 400 && gated_->waiting() == 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  ASSERT_EQ(gated_->waiting(), 1);
+  auto attr = std::async(std::launch::async, [&] { return fs_->GetAttr(Root(), dir); });
+  EXPECT_EQ(attr.wait_for(std::chrono::seconds(5)), std::future_status::ready);
+  gated_->SetOpen(true);
+  FsResult<Attr> got = attr.get();
+  ASSERT_FS_OK(got);
+  EXPECT_TRUE(got->is_dir());
+  EXPECT_EQ(got->ino, dir);
+  slow.get();
+  data.replace(12 * kChunkSize + 100, c.size(), c);
+  EXPECT_TRUE(ReadAt(f, 0, 1 << 20) == data);
+  EXPECT_EQ(Stat(f).size, data.size());
   ExpectFsckClean();
 }
 
