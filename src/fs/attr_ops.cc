@@ -9,9 +9,6 @@
 namespace pail::fs {
 
 namespace {
-// Truncating away more chunks than this uses one range deletion instead of
-// a delete per chunk.
-constexpr uint64_t kPointDeleteChunkLimit = 16;
 
 bool SameTime(const struct timespec& a, const struct timespec& b) {
   return a.tv_sec == b.tv_sec && a.tv_nsec == b.tv_nsec;
