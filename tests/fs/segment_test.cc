@@ -771,6 +771,14 @@ class GatedSegmentTest : public SegmentTest {
     gated_->SetPutsOpen(true);
     SegmentTest::TearDown();
   }
+  // Waits up to 2 s for a segment read to reach the closed gate; returns
+  // how many are held there.
+  int AwaitHeldRead() {
+    for (int i = 0; i < 400 && gated_->waiting() == 0; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    return gated_->waiting();
+  }
   std::shared_ptr<GatedStore> gated_;
 };
 
@@ -786,10 +794,7 @@ TEST_F(GatedSegmentTest, SmallWriteReadsItsChunkWithoutBlockingTheFile) {
   gated_->SetOpen(false);
   // This write must read chunk 10 from its segment, and waits there...
   auto slow = std::async(std::launch::async, [&] { WriteAt(f, 10 * kChunkSize + 100, b); });
-  for (int i = 0; i < 400 && gated_->waiting() == 0; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  ASSERT_EQ(gated_->waiting(), 1);
+  ASSERT_EQ(AwaitHeldRead(), 1);
   // ...without holding the file: a write into a buffered chunk goes on.
   auto fast = std::async(std::launch::async, [&] { WriteAt(f, 5 * kChunkSize + 200, c); });
   EXPECT_EQ(fast.wait_for(std::chrono::seconds(5)), std::future_status::ready);
@@ -934,10 +939,7 @@ TEST_F(GatedHeldTest, TryCallsGiveUpOnAFileLockedAcrossABucketRead) {
   gated_->SetOpen(false);
   const std::string c = Pattern(100, 44);
   auto slow = std::async(std::launch::async, [&] { WriteAt(f, 12 * kChunkSize + 100, c); });
-  for (int i = 0; i < 400 && gated_->waiting() == 0; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  ASSERT_EQ(gated_->waiting(), 1);
+  ASSERT_EQ(AwaitHeldRead(), 1);
   // Chunk 5 needs no bucket, but the file is held.
   const auto start = std::chrono::steady_clock::now();
   EXPECT_ERRNO(fs_->TryWrite(Root(), f, 5 * kChunkSize + 100, Pattern(100, 45), 0), EWOULDBLOCK);
@@ -980,10 +982,7 @@ TEST_F(GatedHeldTest, DirectoryGetattrDoesNotWaitForItsLockSlot) {
   // A write into the overlay reads its base, holding the file's slot.
   const std::string c = Pattern(100, 49);
   auto slow = std::async(std::launch::async, [&] { WriteAt(f, 12 * kChunkSize + 100, c); });
-  for (int i = 0; i < 400 && gated_->waiting() == 0; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  ASSERT_EQ(gated_->waiting(), 1);
+  ASSERT_EQ(AwaitHeldRead(), 1);
   auto attr = std::async(std::launch::async, [&] { return fs_->GetAttr(Root(), dir); });
   EXPECT_EQ(attr.wait_for(std::chrono::seconds(5)), std::future_status::ready);
   gated_->SetOpen(true);
