@@ -117,14 +117,13 @@ class ConnectionTable {
 };
 
 // Stops a server (once; later calls return at once) in the one order that
-// is safe. Admissions end, then the
-// listeners; the connections open are closed; running requests finish (the
-// workers are joined; their replies go nowhere); then the I/O threads run
-// what is still queued, every closed socket's last handlers, and return.
-// Draining them rather than stopping them destroys every connection (and
-// what it holds open) before the caller closes the filesystem.
-// `once_stopped` runs as soon as admissions have ended, for a timer that
-// must not re-arm (NFS's idle sweep).
+// is safe. Admissions end, then the listeners; the connections open are
+// closed; running requests finish (the workers are joined; their replies go
+// nowhere); then the I/O threads run what is still queued, every closed
+// socket's last handlers, and return. Draining them rather than stopping
+// them destroys every connection (and what it holds open) before the caller
+// closes the filesystem. `once_stopped` runs as soon as admissions have
+// ended, for a timer that must not re-arm (NFS's idle sweep).
 template <typename C>
 void StopServing(ConnectionTable<C>& connections, Listeners& listeners,
                  asio::thread_pool& workers, IoThreads& io_threads,

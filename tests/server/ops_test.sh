@@ -2,9 +2,10 @@
 # Operating pailfs, end to end with the real binary: the admin endpoint
 # (/metrics checked by `promtool check metrics` while an NFS workload runs,
 # /healthz, /status), counters that move as they should (a PUT per flush,
-# cache hits on a re-read, per-protocol operations), `pailfs flush`,
-# `pailfs cost` against the store's own request count, before and after a
-# restart, and an idle server scraped every second making no request.
+# cache hits on a re-read, per-protocol operations, NFS and NBD
+# connections), `pailfs flush`, `pailfs cost` against the store's own
+# request count, before and after a restart, and an idle server scraped
+# every second making no request.
 #   ops_test.sh PAILFS file|s3 [IDLE_SECONDS]
 # s3: the loopback Ceph RGW of scripts/test.sh; skips (77) when it is not
 # running, unless PAIL_REQUIRE_OBJSTORES=1.
