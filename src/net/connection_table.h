@@ -35,7 +35,7 @@ class ConnectionTable {
 
   // `protocol` names the server in the connection metrics ("nfs", "9p").
   ConnectionTable(const std::string& protocol, const server::ConnectionLimits& limits)
-      : metrics_(metrics::ProtocolMetrics::For(protocol)), limits_(limits), count_(limits) {}
+      : metrics_(metrics::ProtocolMetrics::For(protocol)), count_(limits) {}
 
   // Records and returns the connection make() builds for a client at
   // `address`. nullptr, with *refusal saying why, when the limits refuse it;
@@ -102,14 +102,15 @@ class ConnectionTable {
   void Clear() {
     std::set<Ptr> left;  // destroyed after the lock is released
     MutexLock lock(&mu_);
-    for (size_t i = 0; i < connections_.size(); ++i) metrics_.ConnectionClosed();
+    for (const Ptr& connection : connections_) {
+      count_.Release(connection->address());
+      metrics_.ConnectionClosed();
+    }
     left.swap(connections_);
-    count_ = server::ConnectionCount(limits_);
   }
 
  private:
   metrics::ProtocolMetrics& metrics_;
-  const server::ConnectionLimits limits_;
   Mutex mu_;
   std::set<Ptr> connections_ GUARDED_BY(mu_);
   server::ConnectionCount count_ GUARDED_BY(mu_);
