@@ -9,6 +9,7 @@
 #include <rocksdb/filter_policy.h>
 #include <rocksdb/statistics.h>
 #include <rocksdb/table.h>
+#include <rocksdb/write_buffer_manager.h>
 #include <spdlog/spdlog.h>
 
 #include "engine/bucket_fs.h"
@@ -122,6 +123,15 @@ class EngineImpl : public Engine {
     rocksdb::BlockBasedTableOptions table;
     table.block_cache = rocksdb::NewLRUCache(block_cache_capacity_);
     block_cache_ = table.block_cache;
+    // Memtables live inside the block cache's share: their memory is charged
+    // to the cache (which evicts blocks to make room), and together they
+    // flush once they pass half of it. Uncounted, two column families' 64 MiB
+    // memtables and the ones being flushed could add a quarter of a GiB to a
+    // process configured for 256 MiB (issue 14: 531 MiB peak at ten million
+    // files).
+    const uint64_t memtable_budget = block_cache_capacity_ / 2;
+    db_options.write_buffer_manager =
+        std::make_shared<rocksdb::WriteBufferManager>(memtable_budget, block_cache_);
     table.block_size = 16 * 1024;
     table.cache_index_and_filter_blocks = true;
     table.pin_l0_filter_and_index_blocks_in_cache = true;
@@ -140,6 +150,7 @@ class EngineImpl : public Engine {
     table.cache_index_and_filter_blocks_with_high_priority = true;
 
     constexpr uint64_t kTargetSstBytes = 16 << 20;
+    constexpr uint64_t kMaxMemtableBytes = 64 << 20;
     auto cf_options = [&](const ColumnFamilySpec& spec) {
       const bool large_values = spec.large_values;
       rocksdb::ColumnFamilyOptions cf;
@@ -147,7 +158,7 @@ class EngineImpl : public Engine {
       cf.compression = compression.type;
       cf.compression_opts.level = compression.level;
       cf.bottommost_compression = compression.type;
-      cf.write_buffer_size = 64 << 20;
+      cf.write_buffer_size = std::min<uint64_t>(kMaxMemtableBytes, memtable_budget / 2);
       // An SST is uploaded whole, its bytes and their ciphertext in memory
       // at once: compaction outputs of RocksDB's default 64 MiB (80 MiB seen
       // in a filesystem of ten million files) made every upload a passing

@@ -346,6 +346,38 @@ TEST(Engine, LookupsInABigSstDoNotRereadItsFilter) {
   ASSERT_TRUE(e.Close().ok());
 }
 
+// Memtables count against the memory budget: they are charged to the block
+// cache and flushed within its share, so writing five times that share keeps
+// them within it; the cache's usage includes them. Uncounted (the old 64 MiB
+// memtables per column family), they grew past the whole budget.
+TEST(Engine, MemtablesStayWithinTheBlockCacheShare) {
+  pail::testing::TempDir dir;
+  auto engine = Engine::Open(
+      pail::testing::TestEngineOptions(std::make_shared<MemoryStore>(), dir.Sub("cache")));
+  ASSERT_TRUE(engine.ok());
+  Engine& e = **engine;
+  const uint64_t capacity = e.stats().block_cache_capacity;
+  ASSERT_GT(capacity, 0u);
+  const std::string value(1000, 'v');
+  uint64_t peak_memtables = 0;
+  bool charged = false;
+  for (uint64_t written = 0, key = 0; written < 5 * capacity;) {
+    rocksdb::WriteBatch batch;
+    for (int i = 0; i < 256; ++i, ++key, written += value.size()) {
+      batch.Put(e.column_family("meta"), "k" + std::to_string(key), value);
+    }
+    ASSERT_TRUE(e.Write(&batch).ok());
+    const EngineStats st = e.stats();
+    peak_memtables = std::max(peak_memtables, st.memtable_bytes);
+    if (st.memtable_bytes > (1u << 20) && st.block_cache_bytes >= st.memtable_bytes) charged = true;
+  }
+  EXPECT_LE(peak_memtables, capacity);
+  EXPECT_GT(peak_memtables, capacity / 8);  // they were used, not bypassed
+  EXPECT_TRUE(charged) << "the block cache's usage never included the memtables";
+  EXPECT_EQ(Get(e, "meta", "k0"), value);
+  ASSERT_TRUE(e.Close().ok());
+}
+
 // A column family marked warm_after_open has its tables read into the disk
 // cache after open: lookups in it then send no GET, while the other column
 // family's still fetch their blocks. The warm-up stays within a quarter of
