@@ -86,6 +86,7 @@ std::string ServerView::MetricsText() const {
   out.Sample("pailfs_cache_misses_total", {{"cache", "block"}}, st.block_cache_misses);
   out.Family("pailfs_cache_bytes", "gauge", "Bytes held by each cache.");
   out.Sample("pailfs_cache_bytes", {{"cache", "disk"}}, st.disk_cache_bytes);
+  // RocksDB's blocks and, charged to the same cache, its memtables.
   out.Sample("pailfs_cache_bytes", {{"cache", "block"}}, st.block_cache_bytes);
   // Segments just uploaded, kept in memory: a quarter of memory_size_gb.
   out.Sample("pailfs_cache_bytes", {{"cache", "segments"}}, st.segment_memory_bytes);
