@@ -3,6 +3,8 @@
 #include "fuse/op_metrics.h"
 #include "util/blocking_hint.h"
 
+#include <poll.h>
+
 #include <cerrno>
 #include <cstdlib>
 #include <thread>
@@ -57,6 +59,7 @@ void RequestLoop::Serve(unsigned id) {
       MutexLock g(&mu_);
       if (done_) break;
     }
+    AwaitRequestBriefly();
     int res = fuse_session_receive_buf(session_, &buf);
     if (res == -EINTR) continue;
     if (res <= 0 || fuse_session_exited(session_)) {
@@ -74,6 +77,14 @@ void RequestLoop::Serve(unsigned id) {
   }
   BlockingHint::Listen(nullptr, nullptr);
   std::free(buf.mem);
+}
+
+void RequestLoop::AwaitRequestBriefly() {
+  if (!cpu_idle_.Idle()) return;
+  pollfd fuse_device{fuse_session_fd(session_), POLLIN, 0};
+  const int64_t until = NowNs() + std::chrono::nanoseconds(kPollBeforeSleep).count();
+  while (poll(&fuse_device, 1, 0) == 0 && NowNs() < until) {
+  }
 }
 
 void RequestLoop::WorkerAboutToBlock(void* worker) {
