@@ -82,9 +82,12 @@ void RequestLoop::Serve(unsigned id) {
 void RequestLoop::AwaitRequestBriefly() {
   if (!cpu_idle_.Idle()) return;
   pollfd fuse_device{fuse_session_fd(session_), POLLIN, 0};
-  const int64_t until = NowNs() + std::chrono::nanoseconds(kPollBeforeSleep).count();
-  while (poll(&fuse_device, 1, 0) == 0 && NowNs() < until) {
+  const int64_t start = NowNs();
+  const int64_t until = start + std::chrono::nanoseconds(kPollBeforeSleep).count();
+  int64_t now = start;
+  while (poll(&fuse_device, 1, 0) == 0 && (now = NowNs()) < until) {
   }
+  cpu_idle_.CountAsIdle(now - start);
 }
 
 void RequestLoop::WorkerAboutToBlock(void* worker) {

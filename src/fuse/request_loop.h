@@ -20,7 +20,8 @@
 //
 // Before it sleeps in read() for the next request, the leader polls for it
 // for up to kPollBeforeSleep, as long as the processors have been idle for
-// at least kMinIdleToPoll of their time lately (util/cpu_idle.h). A caller
+// at least kMinIdleToPoll of their time lately (util/cpu_idle.h; the
+// polling itself counted as idle). A caller
 // that asks again at once (the LOOKUP and CREATE after a permission check's
 // GETATTR, one write() after another) then finds the leader awake: on a
 // virtual machine, waking a sleeping thread is much of a round trip's cost.
@@ -58,7 +59,7 @@ class RequestLoop {
   // needs. 10 us caught most of the gain of 30 us; 20 us catches a caller
   // that does a little work between requests.
   static constexpr std::chrono::microseconds kPollBeforeSleep{20};
-  static constexpr double kMinIdleToPoll = 0.25;
+  static constexpr double kMinIdleToPoll = 0.3;
   static constexpr std::chrono::milliseconds kIdleSampleInterval{100};
 
   struct Worker {

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <charconv>
 
 namespace pail {
@@ -46,7 +47,8 @@ CpuIdleMeter::CpuIdleMeter(double min_idle_fraction, std::chrono::nanoseconds in
                            std::string stat_path)
     : min_idle_fraction_(min_idle_fraction),
       interval_ns_(interval.count()),
-      stat_path_(std::move(stat_path)) {}
+      stat_path_(std::move(stat_path)),
+      ns_per_tick_(1000000000 / std::max<long>(1, sysconf(_SC_CLK_TCK))) {}
 
 bool CpuIdleMeter::Idle() {
   const int64_t now = NowNs();
@@ -70,7 +72,10 @@ void CpuIdleMeter::Sample(int64_t now_ns) {
     return;
   }
   const bool have_last = last_.total != 0 && now.total > last_.total && now.idle >= last_.idle;
-  idle_.store(have_last && static_cast<double>(now.idle - last_.idle) >=
+  const uint64_t own_idle_ticks =
+      static_cast<uint64_t>(own_idle_ns_.exchange(0, std::memory_order_relaxed) / ns_per_tick_);
+  const uint64_t idle = std::min(now.idle - last_.idle + own_idle_ticks, now.total - last_.total);
+  idle_.store(have_last && static_cast<double>(idle) >=
                                min_idle_fraction_ * static_cast<double>(now.total - last_.total),
               std::memory_order_relaxed);
   last_ = now;

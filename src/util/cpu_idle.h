@@ -46,6 +46,10 @@ class CpuIdleMeter {
   // atomic load or two. False until two readings exist, and when the
   // counters cannot be read.
   bool Idle() EXCLUDES(mu_);
+  // Counts `ns` of the caller's own processor time as idle: time it spent
+  // polling, which the processors would otherwise have spent idle, so that
+  // the polling does not turn itself off by being measured.
+  void CountAsIdle(int64_t ns) { own_idle_ns_.fetch_add(ns, std::memory_order_relaxed); }
 
  private:
   void Sample(int64_t now_ns) REQUIRES(mu_);
@@ -55,6 +59,8 @@ class CpuIdleMeter {
   const std::string stat_path_;
   std::atomic<int64_t> next_sample_ns_{0};
   std::atomic<bool> idle_{false};
+  std::atomic<int64_t> own_idle_ns_{0};
+  const int64_t ns_per_tick_;
   Mutex mu_;
   CpuTimes last_ GUARDED_BY(mu_);
 };

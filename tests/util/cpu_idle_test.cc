@@ -68,6 +68,21 @@ TEST_F(CpuIdleMeterTest, IdleWhenTheShareOfIdleTimeSinceTheLastReadingIsEnough) 
   EXPECT_FALSE(meter.Idle());
 }
 
+TEST_F(CpuIdleMeterTest, TimeCountedAsIdleByTheCallerCountsAsIdle) {
+  const int64_t ns_per_tick = 1000000000 / sysconf(_SC_CLK_TCK);
+  CpuIdleMeter meter(0.5, std::chrono::nanoseconds(0), path_);
+  Write(1000, 1000);
+  meter.Idle();
+  Write(1100, 1000);  // 100 busy ticks, none idle...
+  meter.CountAsIdle(60 * ns_per_tick);  // ...60 of which the caller spent polling
+  EXPECT_TRUE(meter.Idle());
+  Write(1200, 1000);  // counted once only
+  EXPECT_FALSE(meter.Idle());
+  Write(1300, 1000);
+  meter.CountAsIdle(1000 * ns_per_tick);  // never more than the whole interval
+  EXPECT_TRUE(meter.Idle());
+}
+
 TEST_F(CpuIdleMeterTest, ReadsAgainOnlyOnceAnIntervalHasPassed) {
   CpuIdleMeter meter(0.5, std::chrono::hours(1), path_);
   Write(0, 1000);
