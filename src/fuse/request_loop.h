@@ -21,10 +21,10 @@
 // Before it sleeps in read() for the next request, the leader polls for it
 // for up to kPollBeforeSleep, as long as the processors have been idle for
 // at least kMinIdleToPoll of their time lately (util/cpu_idle.h; the
-// polling itself counted as idle). A caller
-// that asks again at once (the LOOKUP and CREATE after a permission check's
-// GETATTR, one write() after another) then finds the leader awake: on a
-// virtual machine, waking a sleeping thread is much of a round trip's cost.
+// polling itself counted as idle). A caller that asks again at once (the
+// LOOKUP and CREATE after a permission check's GETATTR, one write() after
+// another) then finds the leader awake: on a virtual machine, waking a
+// sleeping thread is much of a round trip's cost.
 // On a busy machine polling would take the callers' time, so the leader
 // sleeps at once (docs/fuse.md has the numbers of both cases).
 #pragma once
