@@ -6,16 +6,12 @@
 #include <cstring>
 
 #include "metrics/protocol_metrics.h"
+#include "util/clock.h"
 
 namespace pail::fuse {
 namespace {
 
 thread_local int reply_errno = 0;
-
-long long NowNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch()).count();
-}
 
 std::string_view OpcodeName(uint32_t opcode) {
   switch (opcode) {
@@ -73,7 +69,7 @@ int ReplyErr(fuse_req_t req, int err) {
   return fuse_reply_err(req, err);
 }
 
-RequestMetrics::RequestMetrics(const void* header, size_t size) : start_ns_(NowNs()) {
+RequestMetrics::RequestMetrics(const void* header, size_t size) : start_ns_(SteadyNowNs()) {
   uint32_t opcode = 0;
   if (header != nullptr && size >= sizeof(fuse_in_header)) {
     std::memcpy(&opcode, static_cast<const char*>(header) + offsetof(fuse_in_header, opcode),
@@ -84,7 +80,7 @@ RequestMetrics::RequestMetrics(const void* header, size_t size) : start_ns_(NowN
 }
 
 RequestMetrics::~RequestMetrics() {
-  Fuse().Observe(op_, std::chrono::nanoseconds(NowNs() - start_ns_), reply_errno);
+  Fuse().Observe(op_, std::chrono::nanoseconds(SteadyNowNs() - start_ns_), reply_errno);
 }
 
 }  // namespace pail::fuse

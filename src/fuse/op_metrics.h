@@ -6,6 +6,7 @@
 #include "fuse/fuse_lowlevel_include.h"
 
 #include <cstddef>
+#include <cstdint>
 #include <string_view>
 
 namespace pail::fuse {
@@ -24,7 +25,7 @@ class RequestMetrics {
 
  private:
   std::string_view op_;
-  long long start_ns_;
+  int64_t start_ns_;
 };
 
 }  // namespace pail::fuse

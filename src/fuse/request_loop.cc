@@ -2,6 +2,7 @@
 
 #include "fuse/op_metrics.h"
 #include "util/blocking_hint.h"
+#include "util/clock.h"
 
 #include <poll.h>
 
@@ -11,16 +12,6 @@
 #include <vector>
 
 namespace pail::fuse {
-
-namespace {
-
-int64_t NowNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
-}  // namespace
 
 RequestLoop::RequestLoop(fuse_session* session, unsigned threads)
     : session_(session), threads_(threads < 1 ? 1 : threads), workers_(new Worker[threads_]) {
@@ -67,7 +58,7 @@ void RequestLoop::Serve(unsigned id) {
       Finish(res < 0 ? res : 0);
       break;
     }
-    self.busy_since_ns.store(NowNs(), std::memory_order_release);
+    self.busy_since_ns.store(SteadyNowNs(), std::memory_order_release);
     if (watchdog_sleeping_.load(std::memory_order_relaxed)) WakeWatchdog();
     {
       RequestMetrics metrics((buf.flags & FUSE_BUF_IS_FD) ? nullptr : buf.mem, buf.size);
@@ -82,10 +73,10 @@ void RequestLoop::Serve(unsigned id) {
 void RequestLoop::AwaitRequestBriefly() {
   if (!cpu_idle_.Idle()) return;
   pollfd fuse_device{fuse_session_fd(session_), POLLIN, 0};
-  const int64_t start = NowNs();
+  const int64_t start = SteadyNowNs();
   const int64_t until = start + std::chrono::nanoseconds(kPollBeforeSleep).count();
   int64_t now = start;
-  while (poll(&fuse_device, 1, 0) == 0 && (now = NowNs()) < until) {
+  while (poll(&fuse_device, 1, 0) == 0 && (now = SteadyNowNs()) < until) {
   }
   cpu_idle_.CountAsIdle(now - start);
 }
@@ -130,7 +121,7 @@ void RequestLoop::Watch() {
       continue;
     }
     idle_checks = 0;
-    if (NowNs() - since < std::chrono::nanoseconds(kSlowRequest).count()) continue;
+    if (SteadyNowNs() - since < std::chrono::nanoseconds(kSlowRequest).count()) continue;
     // The leader is stuck on a slow request: hand reading to an idle thread.
     HandOff(leader);
   }

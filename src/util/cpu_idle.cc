@@ -6,15 +6,11 @@
 #include <algorithm>
 #include <charconv>
 
+#include "util/clock.h"
+
 namespace pail {
 
 namespace {
-
-int64_t NowNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
 
 // The columns of the "cpu" line counted in CpuTimes::total, and which of
 // them are idle (proc(5)).
@@ -51,7 +47,7 @@ CpuIdleMeter::CpuIdleMeter(double min_idle_fraction, std::chrono::nanoseconds in
       ns_per_tick_(1000000000 / std::max<long>(1, sysconf(_SC_CLK_TCK))) {}
 
 bool CpuIdleMeter::Idle() {
-  const int64_t now = NowNs();
+  const int64_t now = SteadyNowNs();
   if (now >= next_sample_ns_.load(std::memory_order_relaxed) && mu_.TryLock()) {
     if (now >= next_sample_ns_.load(std::memory_order_relaxed)) Sample(now);
     mu_.Unlock();
