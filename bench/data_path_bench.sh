@@ -10,11 +10,13 @@
 #   1 seq       dd bs=1M conv=fsync of a --seq-gb file (default 4) through FUSE;
 #               cold read after a restart with an empty cache; warm read.
 #               Reference: file:// dd to/from a plain file in the bucket's
-#               file system; rgw `aws s3 cp` up and down (multipart, parallel).
+#               file system (and, as the FUSE ceiling, the same cold read
+#               through bindfs); rgw `aws s3 cp` up and down (multipart, parallel).
 #   2 rand      random 4 KiB pread()s from 8 threads over a cold --rand-gb file
 #               (default 1): reads/s and GETs per read (server counters).
-#               Reference: the same reads on a plain file (file://) or as
-#               ranged GETs of one object at 8 concurrency (rgw).
+#               Reference: the same reads on a plain file (file://; and
+#               through bindfs, the FUSE ceiling) or as ranged GETs of one
+#               object at 8 concurrency (rgw).
 #   3 space     bucket bytes against live bytes + 64 MiB after each of: write
 #               --space-gb (default 2) as 8 files, overwrite the first half of
 #               each in place, delete a quarter (2 files), --tar-cycles
@@ -357,6 +359,16 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
+# mount_bindfs SRC MNT: bindfs (a FUSE file system that only passes calls
+# through) over SRC; unmount_bindfs undoes it. Beside a file:// reference it
+# shows what any FUSE file system reaches on this machine.
+mount_bindfs() {
+  mkdir -p "$2"
+  bindfs "$1" "$2" || die "bindfs mount of $1 failed"
+  BINDFS_MNT=$2
+}
+unmount_bindfs() { umount "$BINDFS_MNT"; BINDFS_MNT=""; }
+
 # dd_time VAR IF OF [dd args]: sets VAR to dd's seconds (its own rate line
 # is ignored).
 dd_time() {
@@ -377,13 +389,18 @@ target_seq() {
   "$IO" fill "$src" --bytes "$bytes" --seed 11 --no-fsync > /dev/null || die "fill failed"
 
   # Reference: the raw store.
-  local ref_w ref_r ref_what
+  local ref_w ref_r ref_what ceiling_r=""
   if [ "$store" = file ]; then
     ref_what="dd to/from a local file"
-    local ref=$WORK/$tag/reference.bin
+    mkdir -p "$WORK/$tag/ref"
+    local ref=$WORK/$tag/ref/reference.bin
     dd_time ref_w "$src" "$ref" conv=fsync
     drop_page_cache "$ref"
     dd_time ref_r "$ref" /dev/null
+    mount_bindfs "$WORK/$tag/ref" "$WORK/$tag/bindfs"
+    drop_page_cache "$ref"
+    dd_time ceiling_r "$BINDFS_MNT/reference.bin" /dev/null
+    unmount_bindfs
     rm -f "$ref"
   else
     ref_what="aws s3 cp (multipart)"
@@ -432,6 +449,11 @@ target_seq() {
   out "$(printf '  %-22s %12s %14s %8s  %s' 'write, fsync at end' "$pw" "$rw" "$(ratio "$pw" "$rw")" '>= 0.80x')"
   out "$(printf '  %-22s %12s %14s %8s  %s' 'cold read (restart)' "$pc" "$rr" "$(ratio "$pc" "$rr")" '>= 0.80x')"
   out "$(printf '  %-22s %12s %14s %8s  %s' 'warm read' "$pk" - - '>= 1000 MB/s')"
+  if [ -n "$ceiling_r" ]; then
+    local cr; cr=$(mbs "$bytes" "$ceiling_r")
+    out "$(printf '  %-22s %12s %14s %8s  %s' 'cold read via bindfs' "$cr" "$rr" "$(ratio "$cr" "$rr")" \
+      '(the reference read through a pass-through FUSE mount)')"
+  fi
   local p u g d wg
   p=$(puts "$WORK/$tag/m0" "$WORK/$tag/m1"); u=$(bytes_up "$WORK/$tag/m0" "$WORK/$tag/m1")
   g=$(gets "$WORK/$tag/m2" "$WORK/$tag/m3"); d=$(bytes_down "$WORK/$tag/m2" "$WORK/$tag/m3")
@@ -458,13 +480,19 @@ target_rand() {
   mkdir -p "$WORK/$tag"
   local args=(--threads 8 --block 4096 --reads "$RAND_READS" --seconds "$RAND_SECONDS" --seed 5)
 
-  local ref ref_what
+  local ref ref_what ceiling=""
   if [ "$store" = file ]; then
     ref_what="pread of a plain local file"
-    "$IO" fill "$WORK/$tag/reference.bin" --bytes "$bytes" --seed 21 > /dev/null || die "fill failed"
-    drop_page_cache "$WORK/$tag/reference.bin"
-    ref=$("$IO" randread "$WORK/$tag/reference.bin" "${args[@]}") || die "randread failed: $ref"
-    rm -f "$WORK/$tag/reference.bin"
+    mkdir -p "$WORK/$tag/ref"
+    local file=$WORK/$tag/ref/reference.bin
+    "$IO" fill "$file" --bytes "$bytes" --seed 21 > /dev/null || die "fill failed"
+    drop_page_cache "$file"
+    ref=$("$IO" randread "$file" "${args[@]}") || die "randread failed: $ref"
+    mount_bindfs "$WORK/$tag/ref" "$WORK/$tag/bindfs"
+    drop_page_cache "$file"
+    ceiling=$("$IO" randread "$BINDFS_MNT/reference.bin" "${args[@]}") || die "randread through bindfs failed: $ceiling"
+    unmount_bindfs
+    rm -f "$file"
   else
     ref_what="ranged GETs of one object, pail's S3 client"
     "$IO" fill "$WORK/$tag/reference.bin" --bytes "$bytes" --seed 21 --no-fsync > /dev/null || die "fill failed"
@@ -497,6 +525,11 @@ target_rand() {
   out "== Target 2: random 4 KiB reads, 8 threads, cold $(human $bytes) file, store $store (reference: $ref_what)"
   out "$(printf '  %-22s %12s %14s %8s  %s' what pailfs reference ratio goal)"
   out "$(printf '  %-22s %12s %14s %8s  %s' 'reads/s' "$rate" "$ref_rate" "$(ratio "$rate" "$ref_rate")" '>= 0.80x')"
+  if [ -n "$ceiling" ]; then
+    local cr; cr=$(kv reads_per_s <<< "$ceiling")
+    out "$(printf '  %-22s %12s %14s %8s  %s' 'reads/s via bindfs' "$cr" "$ref_rate" "$(ratio "$cr" "$ref_rate")" \
+      '(the reference read through a pass-through FUSE mount)')"
+  fi
   out "$(awk -v g="$g" -v r="$reads" 'BEGIN { printf "  %-22s %12.2f %14s %8s  %s\n", "GETs per read", (r > 0 ? g / r : 0), "-", "-", "<= 1" }')"
   out "  ($reads reads through FUSE, $g GETs; reference: $(kv reads <<< "$ref") reads)"
 }
@@ -681,12 +714,11 @@ target_real() {
   local repo; repo=$(git_repo "$tar") || exit 1
   REAL_ROWS=$WORK/real.rows
   : > "$REAL_ROWS"
-  mkdir -p "$WORK/real/local" "$WORK/real/bindfs-src" "$WORK/real/bindfs"
+  mkdir -p "$WORK/real/local" "$WORK/real/bindfs-src"
   run_real local "$WORK/real/local" "$tar" "$repo"
-  BINDFS_MNT=$WORK/real/bindfs
-  bindfs "$WORK/real/bindfs-src" "$BINDFS_MNT" || die "bindfs mount failed"
+  mount_bindfs "$WORK/real/bindfs-src" "$WORK/real/bindfs"
   run_real bindfs "$BINDFS_MNT" "$tar" "$repo"
-  umount "$BINDFS_MNT"; BINDFS_MNT=""
+  unmount_bindfs
   local store
   for store in $STORES; do
     new_bucket "$store" "real-$store"
@@ -724,13 +756,12 @@ target_small() {
   local ops=()
   [ -n "$WORKLOAD_OPS" ] && ops=(--ops "$WORKLOAD_OPS")
   local results=()
-  mkdir -p "$WORK/small/bindfs-src" "$WORK/small/bindfs"
-  BINDFS_MNT=$WORK/small/bindfs
-  bindfs "$WORK/small/bindfs-src" "$BINDFS_MNT" || die "bindfs mount failed"
+  mkdir -p "$WORK/small/bindfs-src"
+  mount_bindfs "$WORK/small/bindfs-src" "$WORK/small/bindfs"
   sync
   log "small/bindfs: workloads_bench"
   "$WORKLOADS" --dir "$BINDFS_MNT" "${ops[@]}" > "$WORK/small/bindfs.out" || log "workloads_bench on bindfs had errors"
-  umount "$BINDFS_MNT"; BINDFS_MNT=""
+  unmount_bindfs
   results+=(bindfs)
   local store
   for store in $STORES; do
@@ -765,7 +796,9 @@ target_small() {
 
 # ---------------------------------------------------------------- main
 
-if wanted real || wanted small; then ensure_packages bindfs:bindfs; fi
+if wanted real || wanted small || { [[ " $STORES " == *" file "* ]] && { wanted seq || wanted rand; }; }; then
+  ensure_packages bindfs:bindfs
+fi
 if wanted space || wanted real; then
   if [ "$TARBALL" = /usr/src/linux-source-6.1.tar.xz ]; then
     ensure_packages /usr/src/linux-source-6.1.tar.xz:linux-source-6.1
