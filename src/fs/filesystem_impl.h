@@ -296,7 +296,9 @@ class FileSystemImpl final : public FileSystem {
   // Waits (holding no lock) until none of the file's chunks is on its way
   // to a segment, so the commit that follows does not upload it again;
   // with `upload_first`, its full chunks still in memory go up first, in
-  // the uploader's shared segments.
+  // the uploader's shared segments. Fails when any upload fails meanwhile:
+  // while writers wait for memory, the uploader keeps putting the failed
+  // chunks back on the way, so waiting for none to be would never end.
   FsStatus SettleUploads(Ino ino, bool upload_first);
   // Commits the file's buffered data, uploading its full chunks without the
   // lock first (see kMaxFlushUploadPasses in write_back.cc).
@@ -491,6 +493,8 @@ class FileSystemImpl final : public FileSystem {
   // Background flushes that failed; a writer waiting for memory gives up
   // when one fails, since the memory it waits for cannot come free.
   uint64_t flush_failures_ GUARDED_BY(dirty_mu_) = 0;
+  // Segment uploads that failed (after the store's own retries).
+  uint64_t upload_failures_ GUARDED_BY(dirty_mu_) = 0;
   CondVar memory_cv_{&dirty_mu_};  // writers waiting for memory
 
   Mutex handles_mu_;

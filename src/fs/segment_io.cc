@@ -370,6 +370,7 @@ std::shared_ptr<UploadPass> FileSystemImpl::StartUploads(bool all) {
       AddPending(id, s.ok() ? -unused : -static_cast<int64_t>(members.size()));
       {
         MutexLock g(&dirty_mu_);
+        if (!s.ok()) upload_failures_++;
         memory_cv_.SignalAll();
       }
       MutexLock g(&pass->mu);

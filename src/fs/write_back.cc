@@ -481,6 +481,11 @@ FsStatus FileSystemImpl::FlushFile(Ino ino) {
 }
 
 FsStatus FileSystemImpl::SettleUploads(Ino ino, bool upload_first) {
+  uint64_t failures_seen;
+  {
+    MutexLock g(&dirty_mu_);
+    failures_seen = upload_failures_;
+  }
   for (bool uploaded = !upload_first;;) {
     bool in_memory = false, in_flight = false;
     {
@@ -500,6 +505,7 @@ FsStatus FileSystemImpl::SettleUploads(Ino ino, bool upload_first) {
     }
     if (!in_flight) return {};
     MutexLock g(&dirty_mu_);
+    if (upload_failures_ != failures_seen) return FsError{engine_.fenced() ? EROFS : EIO};
     memory_cv_.WaitFor(std::chrono::milliseconds(20));
   }
 }
@@ -531,13 +537,16 @@ FsStatus FileSystemImpl::FlushAll() {
   // Full chunks first go to segments, packed across files, so the commits
   // below write extents rather than upload one small segment per file.
   FsStatus uploaded = UploadEligible(/*all=*/true);
+  // Each file's flush would upload its share of the same chunks again and
+  // fail the same way, each after the store's retry deadline.
+  if (!uploaded.ok()) return uploaded;
   std::vector<Ino> inos;
   {
     MutexLock g(&dirty_mu_);
     inos.reserve(dirty_.size());
     for (const auto& [ino, f] : dirty_) inos.push_back(ino);
   }
-  FsStatus first = uploaded;
+  FsStatus first;
   for (Ino ino : inos) {
     FsStatus s = FlushFileLocking(ino);
     if (!s.ok() && first.ok()) first = s;

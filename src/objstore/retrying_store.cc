@@ -25,7 +25,10 @@ auto RetryingStore::Run(const char* what, const std::string& key, Fn attempt)
   for (int n = 1;; ++n) {
     auto result = attempt(retried);
     const Status& s = StatusOf(result);
-    if (!s.IsRetryable() || n >= options_.max_attempts) return result;
+    if (!s.IsRetryable() || n >= options_.max_attempts ||
+        stop_retrying_.load(std::memory_order_relaxed)) {
+      return result;
+    }
     // Full jitter: spreads retries of many clients hitting the same throttle.
     auto sleep = std::chrono::milliseconds(
         std::uniform_int_distribution<int64_t>(0, backoff.count())(rng));

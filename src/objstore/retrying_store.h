@@ -7,6 +7,7 @@
 // when the stored body is byte-for-byte the one it sent.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <functional>
 
@@ -36,6 +37,11 @@ class RetryingStore : public ForwardingStore {
   Result<ListPage> List(const std::string& prefix, const std::string& token, int max_keys) override;
   Status Delete(const std::string& key) override;
 
+  // From now on every call makes one attempt: for a process stopping while
+  // the store does not answer, where each retry would hold it up by another
+  // attempt's timeout.
+  void StopRetrying() { stop_retrying_.store(true, std::memory_order_relaxed); }
+
  private:
   // Runs `attempt` until it returns something other than kRetryable, the
   // attempts run out or the deadline passes. `retried` tells whether an
@@ -46,6 +52,7 @@ class RetryingStore : public ForwardingStore {
                                      std::string_view body, const std::function<Result<std::string>()>& put);
 
   RetryOptions options_;
+  std::atomic<bool> stop_retrying_{false};
 };
 
 }  // namespace pail

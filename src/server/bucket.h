@@ -7,12 +7,13 @@
 #include <memory>
 
 #include "objstore/counting_store.h"
+#include "objstore/retrying_store.h"
 #include "server/config.h"
 
 namespace pail::server {
 
 struct Bucket {
-  std::shared_ptr<ObjectStore> raw;         // retrying, not encrypted
+  std::shared_ptr<RetryingStore> raw;       // retrying, not encrypted
   std::shared_ptr<CountingStore> counts;    // request counters
   std::shared_ptr<ObjectStore> encrypted;   // what the engine uses
 };

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <memory>
 #include <set>
+#include <thread>
 #include <vector>
 
 #include <spdlog/spdlog.h>
@@ -29,6 +30,7 @@
 #include "server/heap.h"
 #include "server/request_ledger.h"
 #include "util/buffer_pool.h"
+#include "util/mutex.h"
 
 namespace pail::server {
 namespace {
@@ -97,6 +99,43 @@ int WaitForShutdownSignal(const sigset_t& signals) {
     }
   }
 }
+
+// A shutdown normally ends within seconds. One still going after
+// kShutdownPatience is taken to be waiting on a bucket that does not
+// answer: from then on store requests are not retried, so each request the
+// final flush still makes costs one attempt's timeout instead of the retry
+// deadline, and the process stops in bounded time. What could not be
+// written is reported by the flush and the engine's close.
+class ShutdownWatchdog {
+ public:
+  explicit ShutdownWatchdog(RetryingStore& store)
+      : thread_([this, &store] {
+          MutexLock g(&mu_);
+          const auto deadline = std::chrono::steady_clock::now() + kShutdownPatience;
+          while (!done_ && cv_.WaitUntil(deadline)) {
+          }
+          if (done_) return;
+          spdlog::warn("shutdown still waiting for the bucket after {} s; store requests are no "
+                       "longer retried",
+                       std::chrono::duration_cast<std::chrono::seconds>(kShutdownPatience).count());
+          store.StopRetrying();
+        }) {}
+  ~ShutdownWatchdog() {
+    {
+      MutexLock g(&mu_);
+      done_ = true;
+    }
+    cv_.SignalAll();
+    thread_.join();
+  }
+
+ private:
+  static constexpr std::chrono::seconds kShutdownPatience{30};
+  Mutex mu_;
+  CondVar cv_{&mu_};
+  bool done_ GUARDED_BY(mu_) = false;
+  std::thread thread_;
+};
 
 }  // namespace
 
@@ -196,6 +235,7 @@ Status RunServer(const Config& config) {
     const int signal_number = WaitForShutdownSignal(signals);
     spdlog::info("signal {}: flushing and shutting down", signal_number);
   }
+  ShutdownWatchdog watchdog(*bucket.raw);
   view.SetServing(false);
   if (fuse_server) fuse_server->Stop();
   if (ninep_server) ninep_server->Stop();

@@ -2,6 +2,7 @@
 // compression, reads after a restart, partial rewrites of uploaded chunks,
 // and the collector returning deleted and overwritten data to the bucket
 // (docs/FORMAT.md, "Segments").
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <filesystem>
@@ -710,7 +711,8 @@ TEST_F(SmallWriteSegmentTest, MixedBlockAndByteWritesMatchAModel) {
 
 // A store whose data-object reads wait while the gate is closed, and whose
 // data-object writes wait while the put gate is (each at most ten seconds,
-// so a broken test cannot hang).
+// so a broken test cannot hang). With failing puts, a data-object write
+// fails after the gate and a pause, as in an outage that times requests out.
 class GatedStore : public MemoryStore {
  public:
   Result<std::string> Get(const std::string& key) override {
@@ -723,10 +725,15 @@ class GatedStore : public MemoryStore {
   }
   Result<std::string> Put(const std::string& key, std::string_view body) override {
     Hold(key, puts_);
+    if (puts_failing_ && key.rfind(engine::kDataPrefix, 0) == 0) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      return Status::IOError("data object put failed (test outage)");
+    }
     return MemoryStore::Put(key, body);
   }
   void SetOpen(bool open) { Set(reads_, open); }
   void SetPutsOpen(bool open) { Set(puts_, open); }
+  void SetPutsFailing(bool failing) { puts_failing_ = failing; }
   // Reads waiting at the gate now; data-object writes that reached it.
   int waiting() { return Count(reads_.waiting); }
   int puts_started() { return Count(puts_.arrived); }
@@ -758,6 +765,7 @@ class GatedStore : public MemoryStore {
   std::mutex gate_mu_;
   std::condition_variable gate_cv_;
   Gate reads_, puts_;
+  std::atomic<bool> puts_failing_{false};
 };
 
 class GatedSegmentTest : public SegmentTest {
@@ -769,6 +777,7 @@ class GatedSegmentTest : public SegmentTest {
   void TearDown() override {
     gated_->SetOpen(true);
     gated_->SetPutsOpen(true);
+    gated_->SetPutsFailing(false);
     SegmentTest::TearDown();
   }
   // Waits up to 2 s for a segment read to reach the closed gate; returns
@@ -830,6 +839,40 @@ TEST_F(GatedSegmentTest, BlockWriteIntoAStoredChunkReadsNothing) {
   EXPECT_EQ(ReadAt(f, 0, 1 << 20), data);
   Remount();
   EXPECT_EQ(ReadAt(f, 0, 1 << 20), data);
+  ExpectFsckClean();
+}
+
+// The bucket stops taking data objects while a writer waits for room in a
+// full write-back buffer. The writer keeps asking for uploads, and the
+// uploader keeps putting the failed chunks back on the way; the flush the
+// writer waits for must still fail (and the writer with it) rather than
+// wait for the uploads to settle, which they never do. (A server stopping
+// then waited for that writer for ever.)
+TEST_F(GatedSegmentTest, WriterWaitingForRoomFailsWhenUploadsFail) {
+  Ino f = MakeFile(kRootIno, "f");
+  gated_->SetPutsFailing(true);
+  gated_->SetPutsOpen(false);
+  const std::string block = Pattern(1 << 20, 27);
+  auto writer = std::async(std::launch::async, [&]() -> int {
+    for (uint64_t off = 0; off < (64ull << 20); off += block.size()) {
+      auto w = fs_->Write(Root(), f, off, block);
+      if (!w.ok()) return w.error();
+    }
+    return 0;
+  });
+  ASSERT_TRUE(WaitFor([&] { return gated_->puts_started() > 0; }));
+  // The buffer (16 MiB) fills while the first uploads are held.
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  ASSERT_EQ(writer.wait_for(std::chrono::seconds(0)), std::future_status::timeout);
+  gated_->SetPutsOpen(true);
+  ASSERT_EQ(writer.wait_for(std::chrono::seconds(20)), std::future_status::ready)
+      << "the writer still waits for room";
+  EXPECT_EQ(writer.get(), EIO);
+  // Once the bucket is back (uploads still failing in flight may fail the
+  // first syncs), everything written before the failure is there, and the
+  // file system is whole.
+  gated_->SetPutsFailing(false);
+  ASSERT_TRUE(WaitFor([&] { return fs_->SyncAll().ok(); }));
   ExpectFsckClean();
 }
 

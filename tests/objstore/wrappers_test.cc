@@ -79,6 +79,23 @@ TEST(RetryingStore, FinalErrorsAreNotRetried) {
   EXPECT_EQ(counting->Snapshot().requests[int(OpKind::kGet)], 1u);
 }
 
+TEST(RetryingStore, AfterStopRetryingEveryCallMakesOneAttempt) {
+  FaultOptions faults;
+  faults.error_rate.fill(1.0);
+  auto faulty = std::make_shared<FaultStore>(std::make_shared<MemoryStore>(), faults);
+  auto counting = std::make_shared<CountingStore>(faulty);
+  RetryingStore store(counting, FastRetries());
+  EXPECT_TRUE(store.Get("x").status().IsRetryable());
+  const uint64_t retried = counting->Snapshot().requests[int(OpKind::kGet)];
+  EXPECT_GT(retried, 1u);
+  store.StopRetrying();
+  EXPECT_TRUE(store.Get("x").status().IsRetryable());
+  EXPECT_TRUE(store.PutIfAbsent("y", "v").status().IsRetryable());
+  auto c = counting->Snapshot();
+  EXPECT_EQ(c.requests[int(OpKind::kGet)], retried + 1);
+  EXPECT_EQ(c.requests[int(OpKind::kPutIfAbsent)], 1u);
+}
+
 TEST(CountingStore, CountsRequestsAndBytesPerKind) {
   CountingStore store(std::make_shared<MemoryStore>());
   ASSERT_TRUE(store.Put("a", "12345").ok());
