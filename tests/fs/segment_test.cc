@@ -869,8 +869,7 @@ TEST_F(GatedSegmentTest, WriterWaitingForRoomFailsWhenUploadsFail) {
       << "the writer still waits for room";
   EXPECT_EQ(writer.get(), EIO);
   // Once the bucket is back (uploads still failing in flight may fail the
-  // first syncs), everything written before the failure is there, and the
-  // file system is whole.
+  // first syncs), the file system syncs and checks clean.
   gated_->SetPutsFailing(false);
   ASSERT_TRUE(WaitFor([&] { return fs_->SyncAll().ok(); }));
   ExpectFsckClean();
