@@ -124,6 +124,18 @@ Result<std::optional<size_t>> DataObjects::ReadCached(uint64_t id, uint64_t size
   return cache_.ReadCached(Key(id), size, offset, n, out);
 }
 
+Result<size_t> DataObjects::ReadOnce(uint64_t id, uint64_t size, uint64_t offset, size_t n,
+                                     char* out) {
+  PAIL_ASSIGN_OR_RETURN(std::optional<size_t> cached, ReadCached(id, size, offset, n, out));
+  if (cached) return *cached;
+  n = static_cast<size_t>(std::min<uint64_t>(n, size - std::min(offset, size)));
+  if (n == 0) return size_t{0};
+  PAIL_ASSIGN_OR_RETURN(std::string bytes, store_->GetRange(Key(id), offset, n));
+  n = std::min(n, bytes.size());
+  std::memcpy(out, bytes.data(), n);
+  return n;
+}
+
 Status DataObjects::Prefetch(uint64_t id, uint64_t size, uint64_t offset, size_t n) {
   if (memory_.Contains(id)) return Status::OK();
   return cache_.Prefetch(Key(id), size, offset, n);

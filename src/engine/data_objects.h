@@ -17,7 +17,7 @@
 //    costs no decryption and no disk cache read either.
 //  - Read, ReadCached and Prefetch look in the segment memory first.
 //  - Read and Prefetch go through the disk cache, one ranged GET per run of
-//    missing 64 KiB extents.
+//    missing 64 KiB extents; ReadOnce fetches past it.
 //  - A bucket on a local disk (ObjectStore::IsLocal) gets no such copy:
 //    it would double the disk writes of every upload (measured as a fifth
 //    of the CPU of a sequential write), and a read soon after costs no
@@ -70,6 +70,11 @@ class DataObjects {
   // fetched, when the bytes would have to come from the bucket.
   Result<std::optional<size_t>> ReadCached(uint64_t id, uint64_t size, uint64_t offset, size_t n,
                                            char* out);
+  // Read() of bytes wanted once, such as a segment the collector moves
+  // before deleting it: from the segment memory or the disk cache when they
+  // hold them, else with one ranged GET that leaves no copy in the disk
+  // cache, where it would only push out data that is read again.
+  Result<size_t> ReadOnce(uint64_t id, uint64_t size, uint64_t offset, size_t n, char* out);
   Status Prefetch(uint64_t id, uint64_t size, uint64_t offset, size_t n);
   // Deletes the objects unless this writer is fenced.
   Status Delete(const std::vector<uint64_t>& ids);

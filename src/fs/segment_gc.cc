@@ -35,6 +35,13 @@ constexpr int64_t kRelocateBytesPerRound = 256ll << 20;
 // then at most this often.
 constexpr std::chrono::hours kOrphanSweepInterval{1};
 constexpr uint64_t kFooterProbeBytes = 64 * 1024;
+// The collector reads a segment's live extents with one request per run:
+// extents less than a gap apart join a run, up to a run's size. A request
+// to a cloud bucket takes tens of milliseconds before its first byte, in
+// which a megabyte arrives, so reading a gap that small costs less than
+// another request.
+constexpr uint64_t kRelocationGapBytes = 1 << 20;
+constexpr uint64_t kRelocationRunBytes = 4 << 20;
 }  // namespace
 
 FsStatus FileSystemImpl::CollectSegments() {
@@ -154,7 +161,7 @@ FsStatus FileSystemImpl::RelocateSegment(uint64_t segment, uint64_t size) {
   uint64_t want = std::min(size, kFooterProbeBytes);
   for (;;) {
     std::string tail(want, '\0');
-    Result<size_t> n = objects.Read(segment, size, size - want, want, tail.data());
+    Result<size_t> n = objects.ReadOnce(segment, size, size - want, want, tail.data());
     if (!n.ok()) return EngineError(n.status());
     uint64_t need = 0;
     if (!ParseSegmentFooter(std::string_view(tail.data(), *n), size, &entries, &need)) {
@@ -188,13 +195,29 @@ FsStatus FileSystemImpl::RelocateSegment(uint64_t segment, uint64_t size) {
     if (!extent) continue;
     live.push_back({e, *extent, {}});
   }
-  // Read them (the disk cache turns adjacent extents into one request).
-  for (Live& l : live) {
-    l.stored.resize(l.extent.stored_len);
-    Result<size_t> n = objects.Read(segment, size, l.extent.offset, l.stored.size(), l.stored.data());
+  // Read them in runs: extents up to kRelocationGapBytes apart come in one
+  // request, the bytes between them too.
+  std::sort(live.begin(), live.end(),
+            [](const Live& a, const Live& b) { return a.extent.offset < b.extent.offset; });
+  std::string run;
+  for (size_t first = 0, last; first < live.size(); first = last) {
+    const uint64_t begin = live[first].extent.offset;
+    uint64_t end = begin + live[first].extent.stored_len;
+    for (last = first + 1; last < live.size(); ++last) {
+      const ChunkExtent& next = live[last].extent;
+      const uint64_t next_end = std::max<uint64_t>(end, next.offset + next.stored_len);
+      if (next.offset > end + kRelocationGapBytes || next_end - begin > kRelocationRunBytes) break;
+      end = next_end;
+    }
+    run.resize(end - begin);
+    Result<size_t> n = objects.ReadOnce(segment, size, begin, run.size(), run.data());
     if (!n.ok()) return EngineError(n.status());
-    if (*n != l.stored.size()) return FsError{EIO};
+    if (*n != run.size()) return FsError{EIO};
+    for (size_t k = first; k < last; ++k) {
+      live[k].stored.assign(run, live[k].extent.offset - begin, live[k].extent.stored_len);
+    }
   }
+  std::string().swap(run);
   // Into new segments, then each value is switched under its file's lock
   // if it still points at the old extent and no unflushed write covers it.
   size_t i = 0;

@@ -17,6 +17,7 @@
 #include "fs/chunk_value.h"
 #include "fs/key_codec.h"
 #include "fs/lock_table.h"
+#include "objstore/counting_store.h"
 #include "objstore/local_store.h"
 #include "fs_test_util.h"
 #include "util/failpoint.h"
@@ -556,7 +557,8 @@ class LocalBucketSegmentTest : public SegmentTest {
                   ("pailfs-local-bucket-" + std::to_string(std::random_device()()));
     auto store = LocalStore::Open(bucket_dir_.string());
     EXPECT_TRUE(store.ok()) << store.status().ToString();
-    return std::shared_ptr<ObjectStore>(std::move(store).value());
+    counting_ = std::make_shared<CountingStore>(std::shared_ptr<ObjectStore>(std::move(store).value()));
+    return counting_;
   }
   void TearDown() override {
     SegmentTest::TearDown();
@@ -574,6 +576,7 @@ class LocalBucketSegmentTest : public SegmentTest {
   }
 
   std::filesystem::path bucket_dir_;
+  std::shared_ptr<CountingStore> counting_;
 };
 
 TEST_F(LocalBucketSegmentTest, UploadsAreNotCopiedIntoTheDiskCache) {
@@ -588,6 +591,33 @@ TEST_F(LocalBucketSegmentTest, UploadsAreNotCopiedIntoTheDiskCache) {
   EXPECT_EQ(ReadAt(f, 3 << 20, 100000), data.substr(3 << 20, 100000));
   EXPECT_EQ(ReadAt(f, (6 << 20) - 10, 100), data.substr((6 << 20) - 10));
   EXPECT_GE(CachedDataObjects(), 1u) << "reads left the cache empty";
+  ExpectFsckClean();
+}
+
+// The collector reads the extents it moves past the disk cache (their
+// segment is deleted next; a copy would only push out data read again),
+// one request per run of extents.
+TEST_F(LocalBucketSegmentTest, CollectorReadsPastTheDiskCacheInRuns) {
+  Ino a = MakeFile(kRootIno, "a");
+  Ino b = MakeFile(kRootIno, "b");
+  std::string da = Pattern(2 << 20, 61), db = Pattern(2 << 20, 62);
+  WriteInterleaved(a, da, b, db);
+  Remount();  // empty cache and segment memory: what moves comes from the bucket
+  const size_t segments = DataObjects().first;
+  const RequestCounts before = counting_->Snapshot();
+  const uint64_t cache_fills = engine_->stats().disk_cache_misses;
+  ASSERT_FS_OK(fs_->Unlink(Root(), kRootIno, "b"));
+  EXPECT_TRUE(WaitFor([&] { return fs_->counters().segments_relocated >= segments; }));
+  EXPECT_TRUE(WaitFor([&] { return DataObjects().second <= (2u << 20) + (256u << 10); }));
+  const RequestCounts reads = counting_->Snapshot() - before;
+  EXPECT_EQ(engine_->stats().disk_cache_misses, cache_fills)
+      << "the collector's reads went through the disk cache";
+  // Each segment: its footer, then a's 256 KiB in one run.
+  const uint64_t gets = reads.requests[static_cast<int>(OpKind::kGet)] +
+                        reads.requests[static_cast<int>(OpKind::kGetRange)];
+  EXPECT_GE(gets, segments);
+  EXPECT_LE(gets, 2 * segments) << segments << " segments moved";
+  EXPECT_EQ(ReadAt(a, 0, 4 << 20), da);
   ExpectFsckClean();
 }
 
