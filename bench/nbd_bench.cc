@@ -11,12 +11,22 @@
 // export file is made through pailfs's NFS server (libnfs), as a user would
 // with `truncate` on a mount. Prints numbers; never fails on them.
 //
+// Beside each pailfs target it prints what the machine allows whatever the
+// server does (`ceiling` lines): the bucket's own write and read rate for
+// whole 16 MiB objects, four in flight (what the uploader sends); one core
+// encrypting and decrypting 64 KiB pages (what every byte to or from the
+// bucket costs; a cold 4 KiB read opens a whole page); and writing memory
+// the process touches for the first time against memory it has touched
+// before (a fresh server's buffers). nbdkit reads and writes the host's
+// page cache and pays none of these.
+//
 //   nbd_bench --pailfs build/pailfs [--targets file,s3,nbdkit] [--dir /var/tmp]
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <libnbd.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -25,20 +35,28 @@
 extern "C" {
 #include <nfsc/libnfs.h>
 }
+#include <sodium.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <mutex>
 #include <random>
 #include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "crypto/encrypted_store.h"
 #include "objstore/open_store.h"
+#include "server/heap.h"
 
 namespace {
 
@@ -247,11 +265,127 @@ void DeleteBucket(const std::string& url, const pail::AwsOptions& aws) {
   if (!s.ok()) std::fprintf(stderr, "deleting %s: %s\n", url.c_str(), s.ToString().c_str());
 }
 
+// --- ceilings: what the machine allows, whatever the server does.
+
+double SecondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// Seconds for `threads` threads to run fn(0) .. fn(items - 1), each taking
+// the next item; the first error seen is kept in *error.
+double TimeParallel(unsigned threads, uint64_t items,
+                    const std::function<pail::Status(uint64_t)>& fn, pail::Status* error) {
+  std::atomic<uint64_t> next{0};
+  std::mutex mu;
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<std::thread> pool;
+  for (unsigned t = 0; t < threads; ++t) {
+    pool.emplace_back([&] {
+      for (uint64_t i; (i = next.fetch_add(1)) < items;) {
+        pail::Status s = fn(i);
+        std::lock_guard<std::mutex> lock(mu);
+        if (!s.ok() && error->ok()) *error = s;
+      }
+    });
+  }
+  for (auto& t : pool) t.join();
+  return SecondsSince(start);
+}
+
+constexpr uint64_t kObjectMiB = 16;  // pailfs's segment size
+constexpr unsigned kObjectsInFlight = 4;  // and its upload parallelism
+
+std::string RandomBytes(uint64_t n) {
+  std::mt19937_64 rng(7);
+  std::string s(n, '\0');
+  for (auto& c : s) c = static_cast<char>(rng());
+  return s;
+}
+
+// The bucket alone: `mib` MiB written as 16 MiB objects, four at a time,
+// then read back the same way. A sequential write that ends in FLUSH can
+// go no faster than the first; a cold read no faster than the second.
+void BucketCeiling(const std::string& target, const pail::StoreOptions& options, uint64_t mib) {
+  auto store = pail::OpenBackend(options);
+  if (!store.ok()) {
+    std::printf("%-8s ceiling: bucket: %s\n", target.c_str(), store.status().ToString().c_str());
+    return;
+  }
+  const std::string body = RandomBytes(kObjectMiB * kMiB);
+  const uint64_t objects = std::max<uint64_t>(1, mib / kObjectMiB);
+  auto key = [](uint64_t i) { return "ceiling/" + std::to_string(i); };
+  pail::Status error;
+  const double put = TimeParallel(kObjectsInFlight, objects, [&](uint64_t i) {
+    return (*store)->Put(key(i), body).status();
+  }, &error);
+  const double get = TimeParallel(kObjectsInFlight, objects, [&](uint64_t i) {
+    return (*store)->Get(key(i)).status();
+  }, &error);
+  for (uint64_t i = 0; i < objects; ++i) (void)(*store)->Delete(key(i));
+  const double bytes = static_cast<double>(objects * kObjectMiB * kMiB);
+  std::printf("%-8s ceiling: bucket put %.1f MiB/s, get %.1f MiB/s (%llu x 16 MiB, 4 at a time)%s\n",
+              target.c_str(), bytes / put / kMiB, bytes / get / kMiB,
+              (unsigned long long)objects, error.ok() ? "" : (" " + error.ToString()).c_str());
+}
+
+// One core sealing and opening 16 MiB in pages of EncryptedStore's size
+// with its cipher, buffers reused: what every byte to or from the bucket
+// costs in CPU before anything else is done with it. A cold random read,
+// of data in neither memory nor the disk cache, opens a whole page however
+// few bytes it wants, so pages/s bounds those reads per core.
+void CipherCeiling(const std::string& target) {
+  using pail::crypto::kPagePlainBytes;
+  if (sodium_init() < 0) return;  // also picks the fastest code for this CPU
+  unsigned char key[crypto_aead_xchacha20poly1305_ietf_KEYBYTES];
+  unsigned char nonce[crypto_aead_xchacha20poly1305_ietf_NPUBBYTES];
+  unsigned char tag[crypto_aead_xchacha20poly1305_ietf_ABYTES];
+  randombytes_buf(key, sizeof(key));
+  randombytes_buf(nonce, sizeof(nonce));
+  std::string plain = RandomBytes(kPagePlainBytes), sealed(kPagePlainBytes, '\0');
+  auto* in = reinterpret_cast<unsigned char*>(plain.data());
+  auto* out = reinterpret_cast<unsigned char*>(sealed.data());
+  const uint64_t pages = kObjectMiB * kMiB / kPagePlainBytes;
+  auto start = std::chrono::steady_clock::now();
+  for (uint64_t i = 0; i < pages; ++i) {
+    crypto_aead_xchacha20poly1305_ietf_encrypt_detached(out, tag, nullptr, in, kPagePlainBytes,
+                                                        nullptr, 0, nullptr, nonce, key);
+  }
+  const double seal = SecondsSince(start);
+  bool ok = true;
+  start = std::chrono::steady_clock::now();
+  for (uint64_t i = 0; i < pages; ++i) {
+    ok = ok && crypto_aead_xchacha20poly1305_ietf_decrypt_detached(
+                   in, nullptr, out, kPagePlainBytes, tag, nullptr, 0, nonce, key) == 0;
+  }
+  const double open = SecondsSince(start);
+  std::printf("%-8s ceiling: one core encrypts %.0f MiB/s, decrypts %.0f MiB/s (%.0f pages/s)%s\n",
+              target.c_str(), kObjectMiB / seal, kObjectMiB / open, pages / open,
+              ok ? "" : " ERRORS");
+}
+
+// Writing `mib` MiB of memory new to the process, then the same memory
+// again. In a VM that backs guest pages lazily the first is far slower, and
+// a fresh server pays it for every buffer until it has used each once.
+void FirstTouchCeiling(const std::string& target, uint64_t mib) {
+  const size_t bytes = mib * kMiB;
+  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) return;
+  auto start = std::chrono::steady_clock::now();
+  std::memset(p, 1, bytes);
+  const double first = SecondsSince(start);
+  start = std::chrono::steady_clock::now();
+  std::memset(p, 2, bytes);
+  const double again = SecondsSince(start);
+  munmap(p, bytes);
+  std::printf("%-8s ceiling: memory written first %.0f MiB/s, again %.0f MiB/s (%llu MiB)\n",
+              target.c_str(), mib / first, mib / again, (unsigned long long)mib);
+}
+
 void BenchPailfs(const std::string& target, const Params& p, const std::string& work) {
-  std::string url, aws;
-  pail::AwsOptions s3;
+  pail::StoreOptions store;
+  std::string aws;
   if (target == "file") {
-    url = "file://" + work + "/bucket";
+    store.url = "file://" + work + "/bucket";
   } else {
     const char* endpoint = std::getenv("S3_ENDPOINT");
     const char* key = std::getenv("S3_ACCESS_KEY");
@@ -262,16 +396,16 @@ void BenchPailfs(const std::string& target, const Params& p, const std::string& 
       return;
     }
     const char* region = std::getenv("S3_REGION");
-    s3 = {key, secret, region ? region : "us-east-1", endpoint, true, true};
+    store.aws = {key, secret, region ? region : "us-east-1", endpoint, true, true};
     std::random_device rd;
-    url = "s3://pail-test/nbd-bench-" + std::to_string(rd());
+    store.url = "s3://pail-test/nbd-bench-" + std::to_string(rd());
     aws = std::string("[aws]\naccess_key_id = \"") + key + "\"\nsecret_access_key = \"" + secret +
           "\"\nregion = \"" + (region ? region : "us-east-1") + "\"\nendpoint = \"" + endpoint +
           "\"\nallow_http = true\npath_style = true\n";
   }
   uint16_t nfs_port = FreePort(), nbd_port = FreePort();
   std::string config = work + "/" + target + ".toml";
-  std::ofstream(config) << "[storage]\nurl = \"" << url << "\"\nencryption_password = \"bench\"\n"
+  std::ofstream(config) << "[storage]\nurl = \"" << store.url << "\"\nencryption_password = \"bench\"\n"
                         << "[cache]\ndir = \"" << work << "/cache-" << target << "\"\n" << aws
                         << "[servers.nfs]\naddresses = [\"127.0.0.1:" << nfs_port << "\"]\n"
                         // The bench runs as root and makes the export as root.
@@ -286,7 +420,19 @@ void BenchPailfs(const std::string& target, const Params& p, const std::string& 
                   target.c_str());
     }
   }
-  if (target != "file") DeleteBucket(url, s3);
+  // The server is gone; the bucket's own rate is measured under a prefix
+  // of the same bucket, then everything there is deleted.
+  pail::StoreOptions raw = store;
+  raw.url += "-raw";
+  BucketCeiling(target, raw, p.seq_mib);
+  if (target == "file") {
+    std::filesystem::remove_all(work + "/bucket-raw");
+  } else {
+    DeleteBucket(store.url, store.aws);
+    DeleteBucket(raw.url, raw.aws);
+  }
+  CipherCeiling(target);
+  FirstTouchCeiling(target, p.seq_mib);
 }
 
 void BenchNbdkit(const Params& p, const std::string& work) {
@@ -317,6 +463,9 @@ int main(int argc, char** argv) {
   app.add_option("--random-ops", p.random_ops, "4 KiB requests per random run");
   app.add_option("--depth", p.depth, "requests in flight");
   CLI11_PARSE(app, argc, argv);
+  // As in the server: 16 MiB buffers freed are reused, so the bucket
+  // ceiling does not measure touching fresh memory for every object.
+  pail::server::ConfigureHeap();
   if (p.seq_mib == 0 || p.seq_mib > p.size_mib || p.depth == 0) {
     std::fprintf(stderr, "nbd_bench: --seq-mib must be 1..--size-mib (%llu), --depth at least 1\n",
                  (unsigned long long)p.size_mib);
