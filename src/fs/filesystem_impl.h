@@ -486,6 +486,8 @@ class FileSystemImpl final : public FileSystem {
   Mutex dirty_mu_;  // the map's structure; contents under inode locks
   std::unordered_map<Ino, std::unique_ptr<DirtyFile>> dirty_ GUARDED_BY(dirty_mu_);
   std::atomic<int64_t> dirty_memory_{0};
+  // Of it, the bytes staged into segments whose uploads have not finished.
+  std::atomic<int64_t> staged_memory_{0};
   // Unflushed growth of `used` over all dirty files (an upper bound).
   std::atomic<int64_t> dirty_used_{0};
   // Memory promised to writes admitted but not yet buffered.
