@@ -1,13 +1,9 @@
-// block_io_bench: nbd_bench's four workloads on a block device, for a
-// kernel client (bench/nbd_vm_job.sh runs it on /dev/nbdN in the test VM):
-//   seq-write   1 MiB writes in order, then fsync (the client's FLUSH; counted)
-//   seq-read    1 MiB reads in order
-//   rand-write  4 KiB writes at random aligned offsets, then fsync (counted)
-//   rand-read   4 KiB reads at random aligned offsets
-// All with O_DIRECT, so every request reaches the server; --depth threads
-// keep that many requests in flight. The data is pseudo-random (the same
-// bytes for every device), so no server can skip zeros or compress it away.
-// Prints one line per workload; never fails on the numbers.
+// block_io_bench: nbd_bench's four workloads (block_workloads.h) on a block
+// device, for a kernel client (bench/nbd_vm_job.sh runs it on /dev/nbdN in
+// the test VM); fsync, the client's FLUSH, closes the writes. All with
+// O_DIRECT, so every request reaches the server; --depth threads keep that
+// many requests in flight. Prints one line per workload; never fails on the
+// numbers.
 //
 //   block_io_bench DEVICE [--seq-mib 256] [--random-ops 16384] [--depth 16]
 #include <fcntl.h>
@@ -20,15 +16,16 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
-#include <random>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "block_workloads.h"
+
 namespace {
 
-constexpr size_t kMiB = 1 << 20;
-constexpr size_t kAlign = 4096;  // O_DIRECT buffers and offsets
+using block_workloads::kMiB;
+constexpr size_t kAlign = 4096;  // O_DIRECT buffers
 
 struct Run {
   double seconds = 0;
@@ -40,7 +37,7 @@ struct Run {
 // `ops` requests of `block` bytes from `depth` threads, request i at
 // offset(i); writes end with an fsync, inside the time.
 Run Execute(int fd, bool write, uint64_t ops, size_t block, unsigned depth,
-            const std::function<uint64_t(uint64_t)>& offset, const char* data, size_t data_bytes) {
+            const std::function<uint64_t(uint64_t)>& offset, const block_workloads::Workloads& w) {
   std::atomic<uint64_t> next{0}, errors{0};
   const auto start = std::chrono::steady_clock::now();
   std::vector<std::thread> threads;
@@ -54,7 +51,7 @@ Run Execute(int fd, bool write, uint64_t ops, size_t block, unsigned depth,
       for (uint64_t i; (i = next.fetch_add(1)) < ops;) {
         ssize_t n;
         if (write) {
-          std::memcpy(buffer, data + (i * kAlign) % (data_bytes - block), block);
+          std::memcpy(buffer, w.WriteData(i, block).data(), block);
           n = pwrite(fd, buffer, block, static_cast<off_t>(offset(i)));
         } else {
           n = pread(fd, buffer, block, static_cast<off_t>(offset(i)));
@@ -102,19 +99,14 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "block_io_bench: open %s: %s\n", device.c_str(), std::strerror(errno));
     return 1;
   }
-  std::mt19937_64 rng(42);
-  std::string data(8 * kMiB, '\0');
-  for (auto& c : data) c = static_cast<char>(rng());
-  auto sequential = [](uint64_t i) { return i * kMiB; };
-  Report("seq-write", Execute(fd, true, seq_mib, kMiB, depth, sequential, data.data(), data.size()));
-  Report("seq-read", Execute(fd, false, seq_mib, kMiB, depth, sequential, data.data(), data.size()));
-  const uint64_t blocks = seq_mib * kMiB / kAlign;
-  std::vector<uint64_t> offsets(random_ops);
-  for (auto& o : offsets) o = (rng() % blocks) * kAlign;
-  auto random = [&](uint64_t i) { return offsets[i]; };
-  Report("rand-write", Execute(fd, true, random_ops, kAlign, depth, random, data.data(), data.size()));
-  std::shuffle(offsets.begin(), offsets.end(), rng);
-  Report("rand-read", Execute(fd, false, random_ops, kAlign, depth, random, data.data(), data.size()));
+  const block_workloads::Workloads w = block_workloads::Make(seq_mib, random_ops);
+  auto seq = block_workloads::Workloads::SeqOffset;
+  Report("seq-write", Execute(fd, true, seq_mib, kMiB, depth, seq, w));
+  Report("seq-read", Execute(fd, false, seq_mib, kMiB, depth, seq, w));
+  Report("rand-write", Execute(fd, true, random_ops, block_workloads::kRandomBlock, depth,
+                               [&](uint64_t i) { return w.write_offsets[i]; }, w));
+  Report("rand-read", Execute(fd, false, random_ops, block_workloads::kRandomBlock, depth,
+                              [&](uint64_t i) { return w.read_offsets[i]; }, w));
   close(fd);
   return 0;
 }

@@ -1,12 +1,8 @@
 // nbd_bench: block I/O through libnbd against pailfs's NBD server (file://
 // bucket, and S3 on RGW when S3_ENDPOINT etc. are set) and, as the
 // reference, nbdkit's file plugin on a local-disk file, in one run with the
-// same client:
-//   seq-write   1 MiB writes in order, then FLUSH (counted)
-//   seq-read    1 MiB reads in order
-//   rand-write  4 KiB writes at random aligned offsets, then FLUSH (counted)
-//   rand-read   4 KiB reads at random aligned offsets
-// all at queue depth --depth (16). pailfs runs with its default durability:
+// same client: the four workloads of block_workloads.h (FLUSH closing the
+// writes), all at queue depth --depth (16). pailfs runs with its default durability:
 // writes are acknowledged from memory, FLUSH waits for the bucket. The
 // export file is made through pailfs's NFS server (libnfs), as a user would
 // with `truncate` on a mount. Prints numbers; never fails on them.
@@ -54,13 +50,14 @@ extern "C" {
 #include <thread>
 #include <vector>
 
+#include "block_workloads.h"
 #include "crypto/encrypted_store.h"
 #include "objstore/open_store.h"
 #include "server/heap.h"
 
 namespace {
 
-constexpr uint64_t kMiB = 1 << 20;
+using block_workloads::kMiB;
 
 struct Params {
   std::string pailfs;
@@ -147,7 +144,7 @@ struct Result {
 // Runs `ops` requests of `block` bytes at queue depth `depth`; offset(i)
 // places request i. A FLUSH at the end (writes) is part of the time.
 Result Run(nbd_handle* h, bool write, uint64_t ops, size_t block, unsigned depth,
-           const std::function<uint64_t(uint64_t)>& offset, const std::string& data) {
+           const std::function<uint64_t(uint64_t)>& offset, const block_workloads::Workloads& w) {
   Result r;
   std::vector<std::string> buffers(depth, std::string(block, '\0'));
   uint64_t errors = 0;
@@ -164,8 +161,7 @@ Result Run(nbd_handle* h, bool write, uint64_t ops, size_t block, unsigned depth
       uint64_t at = offset(issued);
       int64_t cookie;
       if (write) {
-        size_t from = (issued * 4096) % (data.size() - block);
-        cookie = nbd_aio_pwrite(h, data.data() + from, block, at, done, 0);
+        cookie = nbd_aio_pwrite(h, w.WriteData(issued, block).data(), block, at, done, 0);
       } else {
         cookie = nbd_aio_pread(h, buffers[issued % depth].data(), block, at, done, 0);
       }
@@ -210,22 +206,14 @@ void Workloads(const std::string& target, uint16_t port, const std::string& expo
     nbd_close(h);
     return;
   }
-  std::mt19937_64 rng(42);
-  std::string data(8 * kMiB, '\0');
-  for (auto& c : data) c = static_cast<char>(rng());
-  uint64_t seq_ops = p.seq_mib;
-  Report(target, "seq-write", Run(h, true, seq_ops, kMiB, p.depth,
-                                  [](uint64_t i) { return i * kMiB; }, data));
-  Report(target, "seq-read", Run(h, false, seq_ops, kMiB, p.depth,
-                                 [](uint64_t i) { return i * kMiB; }, data));
-  uint64_t blocks = p.seq_mib * kMiB / 4096;
-  std::vector<uint64_t> offsets(p.random_ops);
-  for (auto& o : offsets) o = (rng() % blocks) * 4096;
-  Report(target, "rand-write", Run(h, true, p.random_ops, 4096, p.depth,
-                                   [&](uint64_t i) { return offsets[i]; }, data));
-  std::shuffle(offsets.begin(), offsets.end(), rng);
-  Report(target, "rand-read", Run(h, false, p.random_ops, 4096, p.depth,
-                                  [&](uint64_t i) { return offsets[i]; }, data));
+  const block_workloads::Workloads w = block_workloads::Make(p.seq_mib, p.random_ops);
+  auto seq = block_workloads::Workloads::SeqOffset;
+  Report(target, "seq-write", Run(h, true, p.seq_mib, kMiB, p.depth, seq, w));
+  Report(target, "seq-read", Run(h, false, p.seq_mib, kMiB, p.depth, seq, w));
+  Report(target, "rand-write", Run(h, true, p.random_ops, block_workloads::kRandomBlock, p.depth,
+                                   [&](uint64_t i) { return w.write_offsets[i]; }, w));
+  Report(target, "rand-read", Run(h, false, p.random_ops, block_workloads::kRandomBlock, p.depth,
+                                  [&](uint64_t i) { return w.read_offsets[i]; }, w));
   nbd_shutdown(h, 0);
   nbd_close(h);
 }
@@ -297,9 +285,7 @@ constexpr unsigned kObjectsInFlight = 4;  // and its upload parallelism
 
 std::string RandomBytes(uint64_t n) {
   std::mt19937_64 rng(7);
-  std::string s(n, '\0');
-  for (auto& c : s) c = static_cast<char>(rng());
-  return s;
+  return block_workloads::RandomBytes(rng, n);
 }
 
 // The bucket alone: `mib` MiB written as 16 MiB objects, four at a time,
