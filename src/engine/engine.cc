@@ -7,6 +7,7 @@
 #include <rocksdb/cache.h>
 #include <rocksdb/env.h>
 #include <rocksdb/filter_policy.h>
+#include <rocksdb/slice_transform.h>
 #include <rocksdb/statistics.h>
 #include <rocksdb/table.h>
 #include <rocksdb/write_buffer_manager.h>
@@ -166,6 +167,10 @@ class EngineImpl : public Engine {
       cf.target_file_size_base = kTargetSstBytes;
       cf.disable_auto_compactions = !options_.background_work;
       cf.merge_operator = spec.merge_operator;
+      if (spec.insert_hint_prefix_bytes != 0) {
+        cf.memtable_insert_with_hint_prefix_extractor.reset(
+            rocksdb::NewFixedPrefixTransform(spec.insert_hint_prefix_bytes));
+      }
       if (large_values) {
         cf.enable_blob_files = true;
         cf.min_blob_size = 1024;

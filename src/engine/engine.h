@@ -40,6 +40,18 @@ struct ColumnFamilySpec {
   // restarted server answers from local disk within seconds rather than
   // with a GET for each cold block.
   bool warm_after_open = false;
+  // Keys sharing their first this many bytes are inserted into the memtable
+  // near the last key of that prefix that went in, instead of by a search
+  // from the top of the skip list (0: always from the top). Metadata
+  // operations write a few keys of unrelated kinds per batch, so the list's
+  // one shared insert position never helps them, and with a memtable of a
+  // few hundred thousand entries each top-down search was most of an
+  // insert (docs/benchmarks.md, "Memtable inserts near their prefix").
+  // Never in a column family that takes DeleteRange: RocksDB 7.8 keeps one
+  // hint per prefix for the point and the range-deletion memtables alike,
+  // and a range deletion's hint then misplaces the next point insert (its
+  // debug build asserts; fs_test's truncations hit it).
+  size_t insert_hint_prefix_bytes = 0;
 };
 
 class DataObjects;

@@ -26,8 +26,14 @@ FsError EngineError(const rocksdb::Status& s) {
 
 std::vector<engine::ColumnFamilySpec> FileSystem::ColumnFamilies() {
   // Metadata is warmed into the disk cache after open; file data is not.
-  return {{kMetaColumnFamily, false, SegmentUsageMerge(), /*warm_after_open=*/true},
-          {kDataColumnFamily, false, nullptr}};
+  engine::ColumnFamilySpec meta{kMetaColumnFamily, false, SegmentUsageMerge(),
+                                /*warm_after_open=*/true};
+  engine::ColumnFamilySpec data{kDataColumnFamily, false, nullptr};
+  // Memtable insert hints by a metadata key's kind and the top seven bytes
+  // of its inode: a directory's entries, a run of 256 new inode numbers, one
+  // inode's records. Not for file data, which truncation deletes by range.
+  meta.insert_hint_prefix_bytes = 8;
+  return {meta, data};
 }
 
 Result<std::unique_ptr<FileSystem>> FileSystem::Open(engine::Engine& engine, FsOptions options) {

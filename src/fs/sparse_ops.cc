@@ -77,6 +77,8 @@ FsResult<int64_t> FileSystemImpl::DeleteStoredChunks(Ino ino, uint64_t first, ui
   }
   if (!it->status().ok()) return EngineError(it->status());
   if (found > kPointDeleteChunkLimit) {
+    // Only file data is deleted by range: the metadata column family's
+    // memtable insert hints must never see one (engine.h).
     txn.batch.DeleteRange(data_, ChunkKey(ino, first), ChunkKey(ino, end));
   }
   chunk_deletes_ += found;
