@@ -301,11 +301,10 @@ class EngineImpl : public Engine {
     if (fenced()) return FencedError();
     const uint64_t wanted = db_->GetLatestSequenceNumber();
     // No BlockingHint here, although a sync waits for the bucket: handing
-    // the FUSE request loop on at once lets more requests run beside every
-    // fsync, which under stress-ng's ten stressors on 2 vCPUs made fsync
-    // 3-4x slower and the concurrent renames up to half as fast
-    // (docs/benchmarks.md, "What cost the concurrent stressors"); the
-    // loop's watchdog still hands a sync on after 1 ms.
+    // the FUSE request loop on at every sync made fsync 3-4x slower and
+    // concurrent renames up to half as fast under stress-ng's ten stressors
+    // on 2 vCPUs (docs/benchmarks.md, "What cost the concurrent
+    // stressors"). FUSE answers its fsyncs off the loop instead (fuse_ops.cc).
     MutexLock lock(&sync_mu_);
     // Group commit: one upload covers every caller that arrived before it began.
     while (sync_running_) {

@@ -6,6 +6,7 @@
 
 #include "fs/filesystem.h"
 #include "fuse/fuse_lowlevel_include.h"
+#include "util/thread_pool.h"
 
 namespace pail::fuse {
 
@@ -16,6 +17,9 @@ struct FuseContext {
   std::function<void()> on_init;
   // Set during INIT: the kernel can skip OPENDIR when we decline it.
   bool decline_opendir = false;
+  // Answers FSYNC and FSYNCDIR off the request loop; when null or full, the
+  // loop thread answers them itself.
+  ThreadPool* sync_pool = nullptr;
 };
 
 const fuse_lowlevel_ops& FuseOperations();

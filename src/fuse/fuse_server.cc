@@ -104,6 +104,9 @@ class FuseServer::Impl {
   bool mounted_ = false;
   dev_t mount_dev_ = 0;
   std::thread loop_;
+  // Fsyncs waiting beyond the pool's threads; more are answered inline.
+  static constexpr size_t kSyncBacklog = 64;
+  std::unique_ptr<ThreadPool> sync_pool_;
 
   Mutex mu_;
   CondVar cv_{&mu_};
@@ -163,6 +166,8 @@ Status FuseServer::Impl::Start() {
   // before the loop starts loses none.
   if (options_.invalidator != nullptr) options_.invalidator->Attach(session_);
   metrics::ProtocolMetrics::For("fuse").ConnectionOpened();
+  sync_pool_ = std::make_unique<ThreadPool>(options_.threads, kSyncBacklog);
+  context_.sync_pool = sync_pool_.get();
   loop_ = std::thread([this] { RunLoop(); });
 
   bool live;
@@ -227,6 +232,9 @@ void FuseServer::Impl::Stop() {
     }
   }
   if (loop_.joinable()) loop_.join();
+  // Answers the fsyncs still in the pool while the session can carry them.
+  context_.sync_pool = nullptr;
+  sync_pool_.reset();
   // The loop also returns at the first request after fuse_session_exit, so
   // processes still using the detached mount can keep the connection alive.
   // It ends now either way; ending it here keeps libfuse, which unmounts a

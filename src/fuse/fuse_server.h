@@ -33,7 +33,8 @@ class KernelInvalidator;
 struct FuseServerOptions {
   std::string mountpoint;
   bool allow_other = true;
-  // Upper bound on threads serving kernel requests at once.
+  // Upper bound on threads serving kernel requests at once; as many more
+  // wait for fsyncs (the sync pool, fuse_ops.h).
   unsigned threads = 8;
   // Called once, on a server thread, when the mount goes away without
   // Stop(): someone ran umount or fusermount -u.

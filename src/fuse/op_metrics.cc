@@ -12,6 +12,7 @@ namespace pail::fuse {
 namespace {
 
 thread_local int reply_errno = 0;
+thread_local bool replied_elsewhere = false;
 
 std::string_view OpcodeName(uint32_t opcode) {
   switch (opcode) {
@@ -77,10 +78,19 @@ RequestMetrics::RequestMetrics(const void* header, size_t size) : start_ns_(Stea
   }
   op_ = OpcodeName(opcode);
   reply_errno = 0;
+  replied_elsewhere = false;
+}
+
+RequestMetrics::RequestMetrics(std::string_view op) : op_(op), start_ns_(SteadyNowNs()) {
+  reply_errno = 0;
+  replied_elsewhere = false;
 }
 
 RequestMetrics::~RequestMetrics() {
+  if (replied_elsewhere) return;
   Fuse().Observe(op_, std::chrono::nanoseconds(SteadyNowNs() - start_ns_), reply_errno);
 }
+
+void ReplyElsewhere() { replied_elsewhere = true; }
 
 }  // namespace pail::fuse

@@ -1,6 +1,7 @@
 // FUSE requests as pailfs_protocol_* metrics (protocol "fuse"). The request
 // loop times each request it hands to libfuse; the operations note the
-// errno they reply with, in the same thread (every reply is synchronous).
+// errno they reply with, in the same thread. A request answered later on
+// another thread (an fsync, see fuse_ops.cc) is timed there instead.
 #pragma once
 
 #include "fuse/fuse_lowlevel_include.h"
@@ -14,11 +15,17 @@ namespace pail::fuse {
 // fuse_reply_err() that also notes `err` for the metrics of this request.
 int ReplyErr(fuse_req_t req, int err);
 
-// Times one request buffer (header as the kernel sent it) from construction
-// to destruction, and counts it by opcode with the noted errno.
+// Says that the current request's reply will come from another thread,
+// which times it with a RequestMetrics of its own: the loop's does not count it.
+void ReplyElsewhere();
+
+// Times one request from construction to destruction, and counts it by
+// opcode with the noted errno: from the buffer the kernel sent (header
+// first), or, on the thread that answers a request later, from its name.
 class RequestMetrics {
  public:
   RequestMetrics(const void* header, size_t size);
+  explicit RequestMetrics(std::string_view op);
   ~RequestMetrics();
   RequestMetrics(const RequestMetrics&) = delete;
   RequestMetrics& operator=(const RequestMetrics&) = delete;

@@ -9,8 +9,9 @@
 //
 // So one thread, the leader, reads and answers requests by itself, and the
 // others wait. A watchdog looks at the leader every kWatchdogPeriod; when
-// the leader has been on one request for longer than kSlowRequest (an
-// fsync waiting for the bucket, a read that misses the cache), it makes a
+// the leader has been on one request for longer than kSlowRequest (a read
+// that misses the cache, a write waiting for write-back memory; fsyncs do
+// not wait here, fuse_ops.cc passes them to a pool of their own), it makes a
 // waiting thread the new leader, which goes on reading; the old leader
 // finishes its request and waits in turn. A request that knows it is about
 // to wait (a read that misses the cache, see util/blocking_hint.h) hands
