@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <linux/fs.h>
+#include <linux/fuse.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
@@ -272,11 +273,11 @@ void OnRelease(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
 // tenth of the time. Answered from the sync pool, the loop reads on at
 // once, and fsyncs that arrive together still share one upload (Engine::
 // Sync's group commit). A full pool makes the loop answer inline, as before.
-void AnswerFsync(fuse_req_t req, fuse_ino_t ino, std::string_view op) {
+void AnswerFsync(fuse_req_t req, fuse_ino_t ino, uint32_t opcode) {
   const fs::Credentials cred = CredentialsOf(req);
   ThreadPool* pool = Context(req).sync_pool;
-  if (pool != nullptr && pool->TrySubmit([req, ino, cred, op] {
-        RequestMetrics metrics(op);
+  if (pool != nullptr && pool->TrySubmit([req, ino, cred, opcode] {
+        RequestMetrics metrics(opcode);
         ReplyStatus(req, Fs(req).Fsync(cred, ino));
       })) {
     ReplyElsewhere();
@@ -286,7 +287,7 @@ void AnswerFsync(fuse_req_t req, fuse_ino_t ino, std::string_view op) {
 }
 
 void OnFsync(fuse_req_t req, fuse_ino_t ino, int, fuse_file_info*) {
-  AnswerFsync(req, ino, "fsync");
+  AnswerFsync(req, ino, FUSE_FSYNC);
 }
 
 // The kernel has checked what vfs_fallocate checks (mode combinations,
@@ -416,7 +417,7 @@ void OnReaddirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_
 void OnReleasedir(fuse_req_t req, fuse_ino_t, fuse_file_info*) { ReplyErr(req, 0); }
 
 void OnFsyncdir(fuse_req_t req, fuse_ino_t ino, int, fuse_file_info*) {
-  AnswerFsync(req, ino, "fsyncdir");
+  AnswerFsync(req, ino, FUSE_FSYNCDIR);
 }
 
 void OnStatfs(fuse_req_t req, fuse_ino_t ino) {

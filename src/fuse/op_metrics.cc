@@ -58,6 +58,15 @@ std::string_view OpcodeName(uint32_t opcode) {
   }
 }
 
+uint32_t OpcodeOf(const void* header, size_t size) {
+  uint32_t opcode = 0;
+  if (header != nullptr && size >= sizeof(fuse_in_header)) {
+    std::memcpy(&opcode, static_cast<const char*>(header) + offsetof(fuse_in_header, opcode),
+                sizeof(opcode));
+  }
+  return opcode;
+}
+
 metrics::ProtocolMetrics& Fuse() {
   static metrics::ProtocolMetrics& m = metrics::ProtocolMetrics::For("fuse");
   return m;
@@ -70,18 +79,11 @@ int ReplyErr(fuse_req_t req, int err) {
   return fuse_reply_err(req, err);
 }
 
-RequestMetrics::RequestMetrics(const void* header, size_t size) : start_ns_(SteadyNowNs()) {
-  uint32_t opcode = 0;
-  if (header != nullptr && size >= sizeof(fuse_in_header)) {
-    std::memcpy(&opcode, static_cast<const char*>(header) + offsetof(fuse_in_header, opcode),
-                sizeof(opcode));
-  }
-  op_ = OpcodeName(opcode);
-  reply_errno = 0;
-  replied_elsewhere = false;
-}
+RequestMetrics::RequestMetrics(const void* header, size_t size)
+    : RequestMetrics(OpcodeOf(header, size)) {}
 
-RequestMetrics::RequestMetrics(std::string_view op) : op_(op), start_ns_(SteadyNowNs()) {
+RequestMetrics::RequestMetrics(uint32_t opcode)
+    : op_(OpcodeName(opcode)), start_ns_(SteadyNowNs()) {
   reply_errno = 0;
   replied_elsewhere = false;
 }

@@ -20,12 +20,12 @@ int ReplyErr(fuse_req_t req, int err);
 void ReplyElsewhere();
 
 // Times one request from construction to destruction, and counts it by
-// opcode with the noted errno: from the buffer the kernel sent (header
-// first), or, on the thread that answers a request later, from its name.
+// opcode with the noted errno: the opcode of the buffer the kernel sent
+// (header first), or, on the thread that answers a request later, as given.
 class RequestMetrics {
  public:
   RequestMetrics(const void* header, size_t size);
-  explicit RequestMetrics(std::string_view op);
+  explicit RequestMetrics(uint32_t opcode);
   ~RequestMetrics();
   RequestMetrics(const RequestMetrics&) = delete;
   RequestMetrics& operator=(const RequestMetrics&) = delete;
