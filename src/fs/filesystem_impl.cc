@@ -304,6 +304,15 @@ void FileSystemImpl::RemoveEntry(Txn& txn, Ino dir, InodeRecord& d, std::string_
 }
 
 uint64_t FileSystemImpl::NextStoredCookie(Ino dir, uint64_t cookie) {
+  // Names are mostly removed in the order they were made (a build's
+  // scratch files, rm -r, every stress-ng stressor), so the next cookie is
+  // usually stored. A point lookup, which the tables' filters mostly
+  // answer, finds it for a fraction of what an iterator costs: that seeks
+  // in every table.
+  std::string next_entry;
+  rocksdb::Status next = db_->Get(rocksdb::ReadOptions(), meta_, DirScanKey(dir, cookie + 1),
+                                  &next_entry);
+  if (!next.IsNotFound()) return cookie + 1;
   const std::string prefix = DirScanPrefix(dir);
   const std::string upper = DirScanPrefix(dir + 1);
   rocksdb::Slice upper_slice(upper);
@@ -347,13 +356,18 @@ void FileSystemImpl::DeleteInode(Txn& txn, Ino ino, const InodeRecord& r, bool h
   // Deletes of keys that never existed would still leave tombstones for
   // later scans to step over.
   if (has_orphan_mark) txn.batch.Delete(meta_, OrphanKey(ino));
-  RangeIterator it(db_, meta_, XattrPrefix(ino), XattrPrefix(ino + 1));
-  bool had_xattrs = false;
-  for (; it->Valid(); it->Next()) {
-    txn.batch.Delete(meta_, it->key());
-    had_xattrs = true;
+  // An inode without attributes has no totals key (docs/FORMAT.md). Asking
+  // for it is a point lookup that the tables' filters mostly answer; an
+  // iterator seeks in every table and cost an unlink a quarter of its time.
+  // Should the lookup fail, the attributes are looked for all the same.
+  std::string totals;
+  rocksdb::Status totals_read =
+      db_->Get(rocksdb::ReadOptions(), meta_, XattrTotalsKey(ino), &totals);
+  if (!totals_read.IsNotFound()) {
+    RangeIterator it(db_, meta_, XattrPrefix(ino), XattrPrefix(ino + 1));
+    for (; it->Valid(); it->Next()) txn.batch.Delete(meta_, it->key());
+    txn.batch.Delete(meta_, XattrTotalsKey(ino));
   }
-  if (had_xattrs) txn.batch.Delete(meta_, XattrTotalsKey(ino));
   if (chunk_limit > 0) {
     std::string count;
     PutBigEndian64(&count, chunk_limit);
