@@ -304,6 +304,11 @@ inline constexpr uint64_t kMaxCopyBytes = 1ull << 30;
 // inode_cache_records), and the most records it is given (15 MiB).
 inline constexpr size_t kInodeCacheRecordBytes = 240;
 inline constexpr size_t kInodeCacheRecordsMax = 65536;
+// The same for a cached directory entry (FsOptions::dentry_cache_entries):
+// its key (directory and a name of up to 255 bytes) held twice, in the index
+// and the recency list, and the entry.
+inline constexpr size_t kDentryCacheEntryBytes = 640;
+inline constexpr size_t kDentryCacheEntriesMax = 16384;
 
 struct FsOptions {
   // Quota on stored file data; writes past it fail with ENOSPC. 0 means no
@@ -326,9 +331,12 @@ struct FsOptions {
   std::chrono::milliseconds dead_segment_grace{30000};
   // How often the collector looks for dead and mostly dead segments.
   std::chrono::milliseconds collect_interval{10000};
-  // Decoded inode records kept in memory (fs/inode_cache.h); 0 reads every
+  // Decoded inode records kept in memory (fs/record_cache.h); 0 reads every
   // record from the engine.
   size_t inode_cache_records = kInodeCacheRecordsMax;
+  // Directory entries kept in memory, absent names included; 0 looks every
+  // name up in the engine.
+  size_t dentry_cache_entries = kDentryCacheEntriesMax;
 };
 
 // For tests and monitoring.
@@ -350,6 +358,8 @@ struct FsCounters {
   uint64_t segments_relocated = 0;  // mostly dead segments whose live extents were moved
   uint64_t inode_cache_bytes = 0;   // cached inode records, kInodeCacheRecordBytes each
   uint64_t inode_cache_capacity_bytes = 0;
+  uint64_t dentry_cache_bytes = 0;  // cached directory entries, kDentryCacheEntryBytes each
+  uint64_t dentry_cache_capacity_bytes = 0;
 };
 
 class FileSystem {

@@ -46,6 +46,7 @@ FileSystemImpl::FileSystemImpl(engine::Engine& engine, FsOptions options)
     : engine_(engine),
       options_(options),
       inode_cache_(options.inode_cache_records),
+      dentry_cache_(options.dentry_cache_entries),
       compression_(ParseDataCompression(options.compression)) {}
 
 FileSystemImpl::~FileSystemImpl() {
@@ -201,6 +202,8 @@ FsCounters FileSystemImpl::counters() const {
   c.engine_writes = engine_writes_.load();
   c.inode_cache_bytes = inode_cache_.size() * kInodeCacheRecordBytes;
   c.inode_cache_capacity_bytes = inode_cache_.capacity() * kInodeCacheRecordBytes;
+  c.dentry_cache_bytes = dentry_cache_.size() * kDentryCacheEntryBytes;
+  c.dentry_cache_capacity_bytes = dentry_cache_.capacity() * kDentryCacheEntryBytes;
   c.chunk_puts = chunk_puts_.load();
   c.chunk_deletes = chunk_deletes_.load();
   c.reclaimed_files = reclaimed_files_.load();
@@ -247,16 +250,32 @@ FsResult<InodeRecord> FileSystemImpl::LoadStoredInode(Ino ino) {
 }
 
 FsResult<std::optional<DirEntryValue>> FileSystemImpl::LookupEntry(Ino dir, std::string_view name) {
-  std::string value;
-  rocksdb::Status rs = db_->Get(rocksdb::ReadOptions(), meta_, DirEntryKey(dir, name), &value);
-  if (rs.IsNotFound()) return std::optional<DirEntryValue>();
-  if (!rs.ok()) return EngineError(rs);
-  DirEntryValue v;
-  if (!DecodeDirEntry(value, &v)) {
-    spdlog::error("fs: damaged directory entry in directory {}", dir);
-    return FsError{EIO};
+  const std::string key = DirEntryKey(dir, name);
+  if (std::optional<std::optional<DirEntryValue>> cached = dentry_cache_.Find(key)) {
+    return *std::move(cached);
   }
-  return std::optional<DirEntryValue>(v);
+  const uint64_t ticket = dentry_cache_.Ticket(key);
+  std::string value;
+  rocksdb::Status rs = db_->Get(rocksdb::ReadOptions(), meta_, key, &value);
+  if (!rs.ok() && !rs.IsNotFound()) return EngineError(rs);
+  std::optional<DirEntryValue> entry;
+  if (rs.ok()) {
+    DirEntryValue v;
+    if (!DecodeDirEntry(value, &v)) {
+      spdlog::error("fs: damaged directory entry in directory {}", dir);
+      return FsError{EIO};
+    }
+    entry = v;
+  }
+  dentry_cache_.Fill(key, entry, ticket);
+  return entry;
+}
+
+void FileSystemImpl::PutEntry(Txn& txn, Ino dir, std::string_view name,
+                              const DirEntryValue& entry) {
+  std::string key = DirEntryKey(dir, name);
+  txn.batch.Put(meta_, key, EncodeDirEntry(entry));
+  txn.entries.emplace_back(std::move(key), entry);
 }
 
 FsResult<InodeRecord> FileSystemImpl::LoadWritableDir(const Credentials& cred, Ino dir) {
@@ -281,7 +300,7 @@ void FileSystemImpl::PutInode(Txn& txn, Ino ino, InodeRecord& r) {
 void FileSystemImpl::AddEntry(Txn& txn, Ino dir, InodeRecord& d, std::string_view name, Ino child,
                               uint32_t type, const struct timespec& now) {
   uint64_t cookie = d.next_cookie++;
-  txn.batch.Put(meta_, DirEntryKey(dir, name), EncodeDirEntry({child, cookie, type}));
+  PutEntry(txn, dir, name, {child, cookie, type});
   txn.batch.Put(meta_, DirScanKey(dir, cookie), EncodeDirScan(child, type, name));
   d.entries++;
   d.mtime = d.ctime = now;
@@ -289,7 +308,9 @@ void FileSystemImpl::AddEntry(Txn& txn, Ino dir, InodeRecord& d, std::string_vie
 
 void FileSystemImpl::RemoveEntry(Txn& txn, Ino dir, InodeRecord& d, std::string_view name,
                                  const DirEntryValue& entry, const struct timespec& now) {
-  txn.batch.Delete(meta_, DirEntryKey(dir, name));
+  std::string key = DirEntryKey(dir, name);
+  txn.batch.Delete(meta_, key);
+  txn.entries.emplace_back(std::move(key), std::nullopt);
   txn.batch.Delete(meta_, DirScanKey(dir, entry.cookie));
   if (d.entries > 0) d.entries--;
   if (d.entries == 0) {
@@ -414,6 +435,13 @@ FsStatus FileSystemImpl::Commit(Txn& txn) {
       inode_cache_.Store(ino, record ? &*record : nullptr);
     } else {
       inode_cache_.Forget(ino);
+    }
+  }
+  for (const auto& [key, entry] : txn.entries) {
+    if (s.ok()) {
+      dentry_cache_.Store(key, &entry);
+    } else {
+      dentry_cache_.Forget(key);
     }
   }
   if (!s.ok()) return EngineError(s);

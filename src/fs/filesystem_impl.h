@@ -29,7 +29,7 @@
 
 #include "fs/chunk_value.h"
 #include "fs/filesystem.h"
-#include "fs/inode_cache.h"
+#include "fs/record_cache.h"
 #include "fs/inode_record.h"
 #include "fs/segment_format.h"
 #include "fs/key_codec.h"
@@ -105,6 +105,9 @@ struct Txn {
   // Inode records this batch writes (nullopt: deletes), in order, for the
   // inode cache.
   std::vector<std::pair<Ino, std::optional<InodeRecord>>> inodes;
+  // Directory entries it writes or deletes, by DirEntryKey, for the dentry
+  // cache.
+  std::vector<std::pair<std::string, std::optional<DirEntryValue>>> entries;
 };
 
 // The uploads of one pass of the uploader (segment_io.cc).
@@ -217,6 +220,8 @@ class FileSystemImpl final : public FileSystem {
   FsStatus LoadEntryAttrs(std::vector<DirEntry>& entries);
   // nullopt when the name is absent.
   FsResult<std::optional<DirEntryValue>> LookupEntry(Ino dir, std::string_view name);
+  // Puts dir/name -> `entry` in the batch (the caller holds dir's lock).
+  void PutEntry(Txn& txn, Ino dir, std::string_view name, const DirEntryValue& entry);
   // A directory the caller may change entries in: ENOTDIR, ENOENT (removed),
   // EACCES without write and search permission.
   FsResult<InodeRecord> LoadWritableDir(const Credentials& cred, Ino dir);
@@ -464,6 +469,7 @@ class FileSystemImpl final : public FileSystem {
   const FsOptions options_;
   LockTable locks_;
   InodeCache inode_cache_;
+  DentryCache dentry_cache_;
 
   // Serializes moves of directories between parents so the loop check
   // (walking parent pointers) sees a stable tree. Taken before inode slots.

@@ -119,12 +119,10 @@ FsStatus FileSystemImpl::Rename(const Credentials& cred, Ino parent, std::string
       InodeRecord other = *dst;
       other.ctime = now;
       // Both names keep their cookies; only what they point at swaps.
-      txn.batch.Put(meta_, DirEntryKey(parent, name),
-                    EncodeDirEntry({dst_ino, src_entry.cookie, other.type()}));
+      PutEntry(txn, parent, name, {dst_ino, src_entry.cookie, other.type()});
       txn.batch.Put(meta_, DirScanKey(parent, src_entry.cookie),
                     EncodeDirScan(dst_ino, other.type(), name));
-      txn.batch.Put(meta_, DirEntryKey(new_parent, new_name),
-                    EncodeDirEntry({src_ino, dst_entry.cookie, moved.type()}));
+      PutEntry(txn, new_parent, new_name, {src_ino, dst_entry.cookie, moved.type()});
       txn.batch.Put(meta_, DirScanKey(new_parent, dst_entry.cookie),
                     EncodeDirScan(src_ino, moved.type(), new_name));
       if (parent != new_parent) {

@@ -90,14 +90,17 @@ std::string ServerView::MetricsText() const {
   out.Sample("pailfs_cache_bytes", {{"cache", "block"}}, st.block_cache_bytes);
   // Segments just uploaded, kept in memory: a quarter of memory_size_gb.
   out.Sample("pailfs_cache_bytes", {{"cache", "segments"}}, st.segment_memory_bytes);
-  // Decoded inode records, above the engine.
+  // Decoded inode records and directory entries, above the engine.
   out.Sample("pailfs_cache_bytes", {{"cache", "inodes"}}, fc.inode_cache_bytes);
+  out.Sample("pailfs_cache_bytes", {{"cache", "dentries"}}, fc.dentry_cache_bytes);
   out.Family("pailfs_cache_capacity_bytes", "gauge", "Configured size of each cache.");
   out.Sample("pailfs_cache_capacity_bytes", {{"cache", "disk"}}, config_.cache.disk_size_gb * kGiB);
-  // memory_size_gb is split between these three (process.cc, the engine).
+  // memory_size_gb is split between these five (process.cc, the engine).
   out.Sample("pailfs_cache_capacity_bytes", {{"cache", "block"}}, st.block_cache_capacity);
   out.Sample("pailfs_cache_capacity_bytes", {{"cache", "segments"}}, st.segment_memory_capacity);
   out.Sample("pailfs_cache_capacity_bytes", {{"cache", "inodes"}}, fc.inode_cache_capacity_bytes);
+  out.Sample("pailfs_cache_capacity_bytes", {{"cache", "dentries"}},
+             fc.dentry_cache_capacity_bytes);
 
   gauge("pailfs_cache_warmed_bytes",
         "Metadata table bytes read into the disk cache by the warm-up after start.",

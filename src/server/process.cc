@@ -37,12 +37,19 @@ namespace {
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
-// memory_size_gb covers the core's inode cache too: a sixteenth of it, at
-// most kInodeCacheRecordsMax records; the engine splits the rest.
+// memory_size_gb covers the core's caches too: a sixteenth of it for inode
+// records, at most kInodeCacheRecordsMax, and a sixty-fourth for directory
+// entries, at most kDentryCacheEntriesMax; the engine splits the rest.
 size_t InodeCacheRecords(const Config& config) {
   const auto memory = static_cast<uint64_t>(config.cache.memory_size_gb * kGiB);
   return static_cast<size_t>(
       std::min<uint64_t>(fs::kInodeCacheRecordsMax, memory / 16 / fs::kInodeCacheRecordBytes));
+}
+
+size_t DentryCacheEntries(const Config& config) {
+  const auto memory = static_cast<uint64_t>(config.cache.memory_size_gb * kGiB);
+  return static_cast<size_t>(
+      std::min<uint64_t>(fs::kDentryCacheEntriesMax, memory / 64 / fs::kDentryCacheEntryBytes));
 }
 
 // `background_work` false: no compaction (fsck must check the files it
@@ -55,7 +62,8 @@ Result<std::unique_ptr<engine::Engine>> OpenEngine(const Config& config, const B
   options.cache_dir = config.cache.dir;
   options.disk_cache_bytes = static_cast<uint64_t>(config.cache.disk_size_gb * kGiB);
   options.memory_cache_bytes = static_cast<uint64_t>(config.cache.memory_size_gb * kGiB) -
-                               InodeCacheRecords(config) * fs::kInodeCacheRecordBytes;
+                               InodeCacheRecords(config) * fs::kInodeCacheRecordBytes -
+                               DentryCacheEntries(config) * fs::kDentryCacheEntryBytes;
   options.compression = config.filesystem.compression;
   options.flush_interval = std::chrono::milliseconds(config.filesystem.flush_interval_ms);
   options.column_families = fs::FileSystem::ColumnFamilies();
@@ -70,6 +78,7 @@ fs::FsOptions FilesystemOptions(const Config& config) {
   options.write_back_interval = std::chrono::milliseconds(config.filesystem.flush_interval_ms);
   options.compression = config.filesystem.compression;
   options.inode_cache_records = InodeCacheRecords(config);
+  options.dentry_cache_entries = DentryCacheEntries(config);
   return options;
 }
 

@@ -1,7 +1,9 @@
 // Lookup, create, mkdir, mknod, symlink, readlink, link, unlink, rmdir.
 #include <sys/sysmacros.h>
 
+#include <algorithm>
 #include <map>
+#include <set>
 
 #include "fs_test_util.h"
 
@@ -328,16 +330,39 @@ std::map<std::string, std::string> AttrsByPath(FileSystem& fs) {
   return out;
 }
 
-// The inode cache serves what the engine holds: after random changes, every
-// inode reads the same from the cache as from the bucket after a restart.
+// What looking up each (directory, name) finds: "absent" or the inode.
+std::map<std::string, std::string> LookupsOf(FileSystem& fs,
+                                             const std::set<std::pair<Ino, std::string>>& names) {
+  std::map<std::string, std::string> out;
+  for (const auto& [dir, name] : names) {
+    auto attr = fs.Lookup(Root(), dir, name);
+    const std::string where = std::to_string(dir) + "/" + name;
+    if (!attr.ok()) {
+      out[where] = attr.error() == ENOENT ? "absent" : "error " + std::to_string(attr.error());
+    } else {
+      out[where] = std::to_string(attr->ino);
+    }
+  }
+  return out;
+}
+
+// The inode and dentry caches serve what the engine holds: after random
+// changes, every inode reads the same from the cache as from the bucket
+// after a restart, and every name ever used (removed ones too) looks up the
+// same.
 TEST_F(NamespaceTest, CachedInodesMatchTheBucketAfterRandomChanges) {
   std::mt19937 rng(20261203);
   std::vector<Ino> dirs{kRootIno};
   std::vector<std::pair<Ino, std::string>> names;  // (parent, name) of non-directories
+  std::set<std::pair<Ino, std::string>> used;      // every (parent, name) ever made
   auto pick = [&](size_t n) { return static_cast<size_t>(rng() % n); };
   for (int step = 0; step < 600; ++step) {
     const Ino dir = dirs[pick(dirs.size())];
     const std::string name = "n" + std::to_string(step);
+    used.emplace(dir, name);
+    // Looked up first, as the kernel does before it creates: the absence
+    // is cached, and the create must replace it.
+    ASSERT_EQ(fs_->Lookup(Root(), dir, name).error(), ENOENT);
     switch (pick(8)) {
       case 0: {
         auto d = fs_->Mkdir(Root(), dir, name, 0755);
@@ -359,7 +384,7 @@ TEST_F(NamespaceTest, CachedInodesMatchTheBucketAfterRandomChanges) {
         auto [parent, old_name] = names[i];
         auto attr = fs_->Lookup(Root(), parent, old_name);
         ASSERT_FS_OK(attr);
-        switch (pick(5)) {
+        switch (pick(6)) {
           case 0: {
             SetAttrRequest req;
             req.mode = static_cast<uint32_t>(0400 + pick(0377));
@@ -387,14 +412,27 @@ TEST_F(NamespaceTest, CachedInodesMatchTheBucketAfterRandomChanges) {
             ASSERT_FS_OK(fs_->Unlink(Root(), parent, old_name));
             names.erase(names.begin() + static_cast<std::ptrdiff_t>(i));
             break;
+          case 5: {
+            const size_t j = pick(names.size());
+            if (j == i) break;
+            auto [other_parent, other_name] = names[j];
+            ASSERT_FS_OK(fs_->Rename(Root(), parent, old_name, other_parent, other_name,
+                                     RenameFlags::kExchange));
+            break;
+          }
         }
       }
     }
   }
   const std::map<std::string, std::string> cached = AttrsByPath(*fs_);
   EXPECT_GT(cached.size(), 200u);
+  const std::map<std::string, std::string> looked_up = LookupsOf(*fs_, used);
+  EXPECT_GT(std::count_if(looked_up.begin(), looked_up.end(),
+                          [](const auto& kv) { return kv.second == "absent"; }),
+            50);
   Remount();
   EXPECT_EQ(cached, AttrsByPath(*fs_));
+  EXPECT_EQ(looked_up, LookupsOf(*fs_, used));
   ExpectFsckClean();
 }
 

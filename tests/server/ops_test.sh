@@ -170,6 +170,10 @@ inodes=$(metric "$WORK/m2" pailfs_cache_bytes 'cache="inodes"')
 check "the workload's inodes are cached ($inodes bytes)" test "$inodes" -gt 0
 check "within the inode cache's capacity" \
   test "$inodes" -le "$(metric "$WORK/m2" pailfs_cache_capacity_bytes 'cache="inodes"')"
+dentries=$(metric "$WORK/m2" pailfs_cache_bytes 'cache="dentries"')
+check "the workload's names are cached ($dentries bytes)" test "$dentries" -gt 0
+check "within the dentry cache's capacity" \
+  test "$dentries" -le "$(metric "$WORK/m2" pailfs_cache_capacity_bytes 'cache="dentries"')"
 
 "$PAILFS" status -c "$CONFIG" > "$WORK/status.txt"
 check "pailfs status exits 0" test $? -eq 0

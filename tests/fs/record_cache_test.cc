@@ -1,4 +1,4 @@
-#include "fs/inode_cache.h"
+#include "fs/record_cache.h"
 
 #include <gtest/gtest.h>
 
@@ -89,6 +89,48 @@ TEST(InodeCacheTest, ZeroCapacityKeepsNothing) {
   EXPECT_FALSE(cache.Find(3).has_value());
   EXPECT_FALSE(cache.Find(4).has_value());
   EXPECT_EQ(cache.size(), 0u);
+}
+
+// Absent names are cached as such, and a commit that creates one replaces
+// the absence; a Forget (failed commit) leaves nothing to trust.
+TEST(DentryCacheTest, AbsentNamesAreCachedUntilACommitWritesThem) {
+  DentryCache cache(1024);
+  const std::string key = DirEntryKey(1, "name");
+  EXPECT_FALSE(cache.Find(key).has_value());
+  cache.Fill(key, std::nullopt, cache.Ticket(key));
+  ASSERT_TRUE(cache.Find(key).has_value());
+  EXPECT_FALSE(cache.Find(key)->has_value());
+
+  const std::optional<DirEntryValue> created = DirEntryValue{42, 7, S_IFREG};
+  cache.Store(key, &created);
+  ASSERT_TRUE(cache.Find(key).has_value());
+  ASSERT_TRUE(cache.Find(key)->has_value());
+  EXPECT_EQ((*cache.Find(key))->ino, 42u);
+  EXPECT_EQ((*cache.Find(key))->cookie, 7u);
+
+  const std::optional<DirEntryValue> removed;
+  cache.Store(key, &removed);
+  ASSERT_TRUE(cache.Find(key).has_value());
+  EXPECT_FALSE(cache.Find(key)->has_value());
+
+  cache.Forget(key);
+  EXPECT_FALSE(cache.Find(key).has_value());
+  // The same name in another directory is another key.
+  EXPECT_FALSE(cache.Find(DirEntryKey(2, "name")).has_value());
+}
+
+// A lookup that read "absent" before a create committed must not leave the
+// absence behind once the create stored the entry.
+TEST(DentryCacheTest, AnAbsenceReadBeforeACreateIsDropped) {
+  DentryCache cache(1024);
+  const std::string key = DirEntryKey(3, "racing");
+  const uint64_t ticket = cache.Ticket(key);
+  const std::optional<DirEntryValue> created = DirEntryValue{9, 3, S_IFDIR};
+  cache.Store(key, &created);
+  cache.Fill(key, std::nullopt, ticket);
+  ASSERT_TRUE(cache.Find(key).has_value());
+  ASSERT_TRUE(cache.Find(key)->has_value());
+  EXPECT_EQ((*cache.Find(key))->ino, 9u);
 }
 
 }  // namespace
