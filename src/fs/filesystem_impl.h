@@ -29,10 +29,10 @@
 
 #include "fs/chunk_value.h"
 #include "fs/filesystem.h"
-#include "fs/record_cache.h"
 #include "fs/inode_record.h"
-#include "fs/segment_format.h"
 #include "fs/key_codec.h"
+#include "fs/record_cache.h"
+#include "fs/segment_format.h"
 #include "fs/lock_table.h"
 #include "util/mutex.h"
 #include "util/thread_pool.h"

@@ -40,16 +40,17 @@ constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 // memory_size_gb covers the core's caches too: a sixteenth of it for inode
 // records, at most kInodeCacheRecordsMax, and a sixty-fourth for directory
 // entries, at most kDentryCacheEntriesMax; the engine splits the rest.
-size_t InodeCacheRecords(const Config& config) {
+size_t CoreCacheEntries(const Config& config, uint64_t share, size_t entry_bytes, size_t most) {
   const auto memory = static_cast<uint64_t>(config.cache.memory_size_gb * kGiB);
-  return static_cast<size_t>(
-      std::min<uint64_t>(fs::kInodeCacheRecordsMax, memory / 16 / fs::kInodeCacheRecordBytes));
+  return static_cast<size_t>(std::min<uint64_t>(most, memory / share / entry_bytes));
+}
+
+size_t InodeCacheRecords(const Config& config) {
+  return CoreCacheEntries(config, 16, fs::kInodeCacheRecordBytes, fs::kInodeCacheRecordsMax);
 }
 
 size_t DentryCacheEntries(const Config& config) {
-  const auto memory = static_cast<uint64_t>(config.cache.memory_size_gb * kGiB);
-  return static_cast<size_t>(
-      std::min<uint64_t>(fs::kDentryCacheEntriesMax, memory / 64 / fs::kDentryCacheEntryBytes));
+  return CoreCacheEntries(config, 64, fs::kDentryCacheEntryBytes, fs::kDentryCacheEntriesMax);
 }
 
 // `background_work` false: no compaction (fsck must check the files it
