@@ -51,8 +51,10 @@ FsResult<Attr> FileSystemImpl::FinishRangeChange(const Credentials& cred, Ino in
   if (!r.is_reg()) return FsError{EINVAL};  // callers checked; a type never changes
   bool grows = grow && size > r.size;
   uint32_t drop = cred.is_root() ? 0 : (r.mode & PrivilegeBitsToClear(r));
-  if (!grows && drop == 0 && !touch_mtime) return ToAttr(ino, r);
   Txn txn;
+  FsResult<bool> dropped_capabilities = DropCapabilities(ino, txn);
+  if (!dropped_capabilities.ok()) return dropped_capabilities.status();
+  if (!grows && drop == 0 && !touch_mtime && !*dropped_capabilities) return ToAttr(ino, r);
   if (grows) {
     FsStatus t = TruncateLocked(cred, ino, r, size, txn);
     if (!t.ok()) return t;

@@ -157,6 +157,10 @@ FsResult<Attr> FileSystemImpl::SetAttr(const Credentials& cred, Ino ino,
     changed = true;
   }
   if (!changed) return ToAttr(ino, r);
+  if (req.size || ((req.uid || req.gid) && !r.is_dir())) {
+    FsResult<bool> dropped = DropCapabilities(ino, txn);
+    if (!dropped.ok()) return dropped.status();
+  }
   r.ctime = now;
   PutInode(txn, ino, r);
   FsStatus c = Commit(txn);

@@ -71,6 +71,8 @@ FsResult<uint64_t> FileSystemImpl::Open(const Credentials& cred, Ino ino, int fl
     if (!t.ok()) return t;
     rec.mtime = rec.ctime = NowTimespec();
     if (!cred.is_root()) rec.mode &= ~PrivilegeBitsToClear(rec);
+    FsResult<bool> dropped = DropCapabilities(ino, txn);
+    if (!dropped.ok()) return dropped.status();
     PutInode(txn, ino, rec);
     FsStatus c = Commit(txn);
     if (!c.ok()) return c;
@@ -402,6 +404,16 @@ FsResult<WriteResult> FileSystemImpl::WritePiece(const Credentials& cred, Ino in
     }
     DirtyFile* existing = FindDirty(ino);
     DirtyFile& f = existing != nullptr ? *existing : GetOrCreateDirty(ino, *r);
+    if (!f.capabilities_absent) {
+      Txn txn;
+      FsResult<bool> had = DropCapabilities(ino, txn);
+      if (!had.ok()) return had.status();
+      if (*had) {
+        FsStatus c = Commit(txn);
+        if (!c.ok()) return c;
+      }
+      f.capabilities_absent = true;
+    }
     uint64_t end = offset + data.size();
     uint64_t first = offset / kChunkSize;
     uint64_t last = (end - 1) / kChunkSize;

@@ -89,6 +89,9 @@ struct DirtyFile {
   uint64_t stored_chunk_limit = 0; // the engine holds no chunk at or past this
   std::map<uint64_t, DirtyChunk> chunks;
   size_t memory = 0;               // bytes held in `chunks`
+  // The file had no capabilities when last looked at; SetXattr of them
+  // clears it. Saves Write a lookup per call.
+  bool capabilities_absent = false;
 };
 
 // One engine batch under construction, with what must happen when it lands.
@@ -461,6 +464,12 @@ class FileSystemImpl final : public FileSystem {
   FsResult<XattrTotals> LoadXattrTotals(Ino ino);
   // Stores the totals in the batch (deletes the key when they are zero).
   void PutXattrTotals(Txn& txn, Ino ino, const XattrTotals& totals);
+  // Adds the removal of the file's capabilities (security.capability) to
+  // `txn` when it has any, and says whether it had. Linux drops them
+  // whenever a file's data or owner changes, as it drops setuid: a changed
+  // program keeps none of the privileges granted to the old one. The caller
+  // holds the inode's lock.
+  FsResult<bool> DropCapabilities(Ino ino, Txn& txn);
 
   engine::Engine& engine_;
   rocksdb::DB* db_ = nullptr;

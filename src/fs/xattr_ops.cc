@@ -10,6 +10,8 @@
 namespace pail::fs {
 
 namespace {
+constexpr std::string_view kCapabilityXattr = "security.capability";
+
 bool HasPrefix(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
 
 // What one attribute adds to its inode's totals.
@@ -83,6 +85,20 @@ void FileSystemImpl::PutXattrTotals(Txn& txn, Ino ino, const XattrTotals& totals
   }
 }
 
+FsResult<bool> FileSystemImpl::DropCapabilities(Ino ino, Txn& txn) {
+  locks_.AssertHeld(ino);
+  std::string key = XattrKey(ino, kCapabilityXattr);
+  std::string old;
+  rocksdb::Status rs = db_->Get(rocksdb::ReadOptions(), meta_, key, &old);
+  if (rs.IsNotFound()) return false;
+  if (!rs.ok()) return EngineError(rs);
+  FsResult<XattrTotals> totals = LoadXattrTotals(ino);
+  if (!totals.ok()) return totals.status();
+  txn.batch.Delete(meta_, key);
+  PutXattrTotals(txn, ino, Minus(*totals, Share(kCapabilityXattr, old.size())));
+  return true;
+}
+
 int FileSystemImpl::XattrAccess(const Credentials& cred, const InodeRecord& r,
                                 std::string_view name, bool write) {
   if (name.empty() || name.size() > kXattrNameMax) return ERANGE;
@@ -148,6 +164,9 @@ FsStatus FileSystemImpl::SetXattr(const Credentials& cred, Ino ino, std::string_
   }
   Txn txn;
   txn.batch.Put(meta_, key, rocksdb::Slice(value.data(), value.size()));
+  if (name == kCapabilityXattr) {
+    if (DirtyFile* f = FindDirty(ino)) f->capabilities_absent = false;
+  }
   PutXattrTotals(txn, ino, after);
   InodeRecord rec = *r;
   rec.ctime = NowTimespec();

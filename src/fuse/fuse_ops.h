@@ -5,6 +5,7 @@
 #include <functional>
 
 #include "fs/filesystem.h"
+#include "fuse/device_io.h"
 #include "fuse/fuse_lowlevel_include.h"
 #include "util/thread_pool.h"
 
@@ -20,6 +21,8 @@ struct FuseContext {
   // Answers FSYNC and FSYNCDIR off the request loop; when null or full, the
   // loop thread answers them itself.
   ThreadPool* sync_pool = nullptr;
+  // The device hooks' memory of the INIT handshake (device_io.h).
+  InitHandshake init;
 };
 
 const fuse_lowlevel_ops& FuseOperations();

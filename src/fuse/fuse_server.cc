@@ -17,6 +17,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "fuse/device_io.h"
 #include "fuse/fuse_lowlevel_include.h"
 #include "fuse/fuse_ops.h"
 #include "fuse/kernel_invalidator.h"
@@ -160,6 +161,13 @@ Status FuseServer::Impl::Start() {
     session_ = nullptr;
     return Status::IOError("fuse: mounting " + options_.mountpoint +
                            " failed (is /dev/fuse usable and are we root?)");
+  }
+  if (int rc = UseDeviceIo(session_); rc != 0) {
+    fuse_session_unmount(session_);
+    fuse_session_destroy(session_);
+    session_ = nullptr;
+    return Status::IOError("fuse: could not take over the device's reads and writes (" +
+                           std::to_string(rc) + ")");
   }
   mounted_ = true;
   // libfuse refuses notifications until the kernel's INIT, so attaching

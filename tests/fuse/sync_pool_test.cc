@@ -10,17 +10,11 @@
 
 #include <atomic>
 #include <chrono>
-#include <cstdlib>
-#include <filesystem>
 #include <future>
-#include <regex>
 #include <string>
 #include <thread>
 
-#include "../fs/fs_test_util.h"
-#include "fuse/fuse_server.h"
-#include "metrics/metric.h"
-#include "metrics/protocol_metrics.h"
+#include "mounted_fs_test.h"
 #include "util/mutex.h"
 
 namespace pail::fuse {
@@ -76,46 +70,16 @@ class GatedSyncEngine : public fs::testing::ForwardingEngine {
   std::atomic<int> completed_{0};
 };
 
-// The fuse protocol's count and summed seconds of one operation.
-std::pair<double, double> FuseOpTotals(const std::string& op) {
-  metrics::TextWriter w;
-  metrics::ProtocolMetrics::WriteAll(w);
-  auto value = [&](const std::string& series) {
-    std::smatch m;
-    std::regex re(series + "\\{protocol=\"fuse\",op=\"" + op + "\"\\} ([0-9.e+-]+)");
-    return std::regex_search(w.text(), m, re) ? std::stod(m[1]) : 0.0;
-  };
-  return {value("pailfs_protocol_operation_duration_seconds_count"),
-          value("pailfs_protocol_operation_duration_seconds_sum")};
-}
+using testing::FuseOpTotals;
 
-class SyncPoolTest : public fs::testing::FsTest {
+class SyncPoolTest : public testing::MountedFsTest {
  protected:
-  void SetUp() override {
-    if (geteuid() != 0 || access("/dev/fuse", R_OK | W_OK) != 0) {
-      if (const char* need = std::getenv("PAIL_REQUIRE_FUSE"); need && std::string(need) == "1") {
-        FAIL() << "needs root and /dev/fuse (PAIL_REQUIRE_FUSE=1)";
-      }
-      GTEST_SKIP() << "needs root and /dev/fuse";
-    }
-    FsTest::SetUp();
-    mountpoint_ = cache_dirs_.back() + "-mnt";
-    std::filesystem::create_directories(mountpoint_);
-    FuseServerOptions o;
-    o.mountpoint = mountpoint_;
-    o.threads = 1;  // no watchdog: a blocked loop thread would block everything
-    server_ = std::make_unique<FuseServer>(*fs_, o);
-    Status s = server_->Start();
-    ASSERT_TRUE(s.ok()) << s.ToString();
-  }
+  // One loop thread: no watchdog to hand reading on, so a blocked loop
+  // thread would block everything.
+  SyncPoolTest() { threads_ = 1; }
 
-  void TearDown() override {
+  void BeforeUnmount() override {
     if (gate_) gate_->Open();
-    if (server_) server_->Stop();
-    server_.reset();
-    FsTest::TearDown();
-    std::error_code ec;
-    if (!mountpoint_.empty()) std::filesystem::remove_all(mountpoint_, ec);
   }
 
   engine::Engine& FsEngine() override {
@@ -123,11 +87,7 @@ class SyncPoolTest : public fs::testing::FsTest {
     return *gate_;
   }
 
-  std::string Path(const std::string& name) const { return mountpoint_ + "/" + name; }
-
   std::unique_ptr<GatedSyncEngine> gate_;
-  std::string mountpoint_;
-  std::unique_ptr<FuseServer> server_;
 };
 
 TEST_F(SyncPoolTest, OtherRequestsRunWhileAnFsyncWaitsForTheBucket) {

@@ -233,5 +233,72 @@ POSIX_CASE("xattr", "value_over_64k_is_e2big") {
   EXPECT_ERRNO(setxattr("f", "user.big", value.data(), value.size(), 0), E2BIG);
 }
 
+// File capabilities (security.capability) go whenever a file's data or
+// owner changes, like setuid: a changed program keeps none of the
+// privileges given to the old one. Setting them takes root (CAP_SETFCAP).
+// The value is what setcap writes (struct vfs_cap_data, revision 2,
+// little-endian): CAP_NET_BIND_SERVICE permitted and effective.
+void GiveCapability(Context& c, const char* path) {
+  c.AsRoot([path] {
+    const uint32_t words[5] = {0x02000001u, 1u << 10, 0, 0, 0};
+    EXPECT_OK(setxattr(path, "security.capability", words, sizeof words, 0));
+    EXPECT_EQ(getxattr(path, "security.capability", nullptr, 0), (ssize_t)sizeof words);
+  });
+}
+
+bool HasCapability(const char* path) {
+  ssize_t n = getxattr(path, "security.capability", nullptr, 0);
+  if (n < 0 && errno != ENODATA) {
+    throw CaseFailure{std::string("getxattr security.capability: ") + std::strerror(errno)};
+  }
+  return n >= 0;
+}
+
+void WriteAt(const char* path, off_t offset) {
+  int fd = EXPECT_OK(open(path, O_WRONLY));
+  EXPECT_EQ(pwrite(fd, "x", 1, offset), (ssize_t)1);
+  EXPECT_OK(close(fd));
+}
+
+POSIX_CASE("xattr", "write_drops_capabilities") {
+  WriteFile("f", "abc", 0666);
+  GiveCapability(c, "f");
+  WriteAt("f", 1);
+  EXPECT_EQ(HasCapability("f"), false);
+  EXPECT_EQ(ReadFile("f"), "axc");
+}
+
+// Given between two writes (the first may still be in the server's buffer,
+// and FUSE's kernel may have marked the file as one without capabilities),
+// they still go with the next write.
+POSIX_CASE("xattr", "write_drops_capabilities_given_after_a_write") {
+  WriteFile("f", "abc", 0666);
+  WriteAt("f", 0);
+  GiveCapability(c, "f");
+  WriteAt("f", 2);
+  EXPECT_EQ(HasCapability("f"), false);
+}
+
+POSIX_CASE("xattr", "truncate_drops_capabilities") {
+  WriteFile("f", "abc", 0666);
+  GiveCapability(c, "f");
+  EXPECT_OK(truncate("f", 1));
+  EXPECT_EQ(HasCapability("f"), false);
+}
+
+POSIX_CASE("xattr", "chown_drops_capabilities") {
+  WriteFile("f", "abc", 0666);
+  GiveCapability(c, "f");
+  c.AsRoot([] { EXPECT_OK(chown("f", kAliceUid, kAliceGid)); });
+  EXPECT_EQ(HasCapability("f"), false);
+}
+
+POSIX_CASE("xattr", "chmod_keeps_capabilities") {
+  WriteFile("f", "abc", 0666);
+  GiveCapability(c, "f");
+  c.AsRoot([] { EXPECT_OK(chmod("f", 0755)); });
+  EXPECT_EQ(HasCapability("f"), true);
+}
+
 }  // namespace
 }  // namespace pail::posix
