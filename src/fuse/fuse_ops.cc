@@ -480,18 +480,8 @@ void OnListxattr(fuse_req_t req, fuse_ino_t ino, size_t size) {
   ReplySized(req, names, size);
 }
 
-// Before a write, truncate or chown the kernel removes a file's capabilities
-// itself, in the caller's name. Nobody else without privilege can: the
-// kernel refuses a caller without CAP_SETFCAP their removal before it asks
-// us (cap_inode_removexattr). So a refused removal of them is the kernel's
-// forced one, which goes ahead with root's authority.
 void OnRemovexattr(fuse_req_t req, fuse_ino_t ino, const char* name) {
-  const fs::Credentials cred = CredentialsOf(req);
-  fs::FsStatus s = Fs(req).RemoveXattr(cred, ino, name);
-  if (!s.ok() && s.error() == EPERM && std::string_view(name) == "security.capability") {
-    s = Fs(req).RemoveXattr(fs::Credentials::Root(), ino, name);
-  }
-  ReplyStatus(req, s);
+  ReplyStatus(req, Fs(req).RemoveXattr(CredentialsOf(req), ino, name));
 }
 
 void OnAccess(fuse_req_t req, fuse_ino_t ino, int mask) {

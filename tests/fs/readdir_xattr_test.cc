@@ -275,6 +275,44 @@ TEST_F(XattrTest, NamespacesLimitsAndPermissions) {
   EXPECT_ERRNO(fs_->GetXattr(Root(), 8888888, "user.x"), ESTALE);
 }
 
+// Capabilities go with every change of a file's data or owner (Linux's
+// rule; the FUSE mount relies on it, fuse/device_io.h), and whoever may
+// write the file may remove them, since a write would.
+TEST_F(XattrTest, CapabilitiesGoWithWritesTruncatesAndChowns) {
+  Ino f = MakeFile(kRootIno, "f", 0664);
+  Chown(f, 1000, 100);
+  const std::string capability("\x01\x00\x00\x02\x00\x04\x00\x00", 8);
+  auto give = [&] { ASSERT_FS_OK(fs_->SetXattr(Root(), f, "security.capability", capability, 0)); };
+  auto has = [&] { return fs_->GetXattr(Root(), f, "security.capability").ok(); };
+  give();
+  ASSERT_FS_OK(fs_->Write(Root(), f, 0, "data"));
+  EXPECT_FALSE(has()) << "a write, even root's";
+  give();  // the file's write-back buffer already exists: still noticed
+  ASSERT_FS_OK(fs_->Write(User(1000, 100), f, 4, "more"));
+  EXPECT_FALSE(has()) << "a second write into the same buffer";
+  give();
+  SetAttrRequest shrink;
+  shrink.size = 2;
+  ASSERT_FS_OK(fs_->SetAttr(Root(), f, shrink));
+  EXPECT_FALSE(has()) << "a truncate";
+  give();
+  Chown(f, 1001, 100);
+  EXPECT_FALSE(has()) << "a chown";
+  give();
+  Chmod(f, 0775);
+  EXPECT_TRUE(has()) << "a chmod keeps them";
+  ASSERT_FS_OK(fs_->SetXattr(Root(), f, "user.other", "v", 0));
+  ASSERT_FS_OK(fs_->Write(Root(), f, 0, "x"));
+  EXPECT_FALSE(has());
+  EXPECT_TRUE(fs_->GetXattr(Root(), f, "user.other").ok()) << "other attributes stay";
+
+  give();
+  EXPECT_ERRNO(fs_->RemoveXattr(User(3000, 300), f, "security.capability"), EPERM);
+  EXPECT_ERRNO(fs_->RemoveXattr(User(3000, 300), f, "security.other"), EPERM);
+  ASSERT_FS_OK(fs_->RemoveXattr(User(2000, 100), f, "security.capability"));  // group may write
+  EXPECT_FALSE(has());
+}
+
 TEST_F(ReadDirTest, StatFsReportsUsage) {
   auto empty = fs_->StatFs(Root(), kRootIno);
   ASSERT_FS_OK(empty);
