@@ -3,6 +3,7 @@
 #include "fuse/op_metrics.h"
 #include "util/blocking_hint.h"
 #include "util/clock.h"
+#include "util/thread_priority.h"
 
 #include <poll.h>
 
@@ -36,6 +37,7 @@ int RequestLoop::Run() {
 }
 
 void RequestLoop::Serve(unsigned id) {
+  SetThreadNice(kRequestThreadNice);
   fuse_buf buf{};
   Worker& self = workers_[id];
   if (threads_ > 1) BlockingHint::Listen(&RequestLoop::WorkerAboutToBlock, &self);
@@ -103,6 +105,7 @@ void RequestLoop::HandOff(unsigned from) {
 }
 
 void RequestLoop::Watch() {
+  SetThreadNice(kRequestThreadNice);  // a hand-off must not wait behind the callers
   int idle_checks = 0;
   MutexLock lock(&mu_);
   while (!done_) {

@@ -1,0 +1,22 @@
+// Scheduling priority of the threads that answer requests.
+//
+// Every client of the filesystem waits on those threads, and each request
+// is a few microseconds of their work. At the same priority as the
+// clients, the scheduler shares the processors out evenly, so on a busy
+// machine a request waits behind the time slices of the very processes
+// waiting for it. Ten stress-ng stressors at once over FUSE on 2 cores
+// (docs/benchmarks.md, session 27) ran 10-60% more operations with the
+// request threads at nice -10. Background work (compactions, uploads,
+// segment collection) keeps the normal priority.
+#pragma once
+
+namespace pail {
+
+inline constexpr int kRequestThreadNice = -10;
+
+// Sets the calling thread's nice value. Returns false, changing nothing,
+// without the privilege to raise it (CAP_SYS_NICE); the thread then runs
+// as before, which is no error.
+bool SetThreadNice(int nice);
+
+}  // namespace pail
