@@ -18,7 +18,8 @@ InitHandshake& HandshakeOf(void* userdata) { return static_cast<FuseContext*>(us
 
 ssize_t ReadDevice(int fd, void* buf, size_t len, void* userdata) {
   ssize_t n = read(fd, buf, len);
-  constexpr size_t kInitFlagsEnd = sizeof(fuse_in_header) + offsetof(fuse_init_in, flags) + sizeof(uint32_t);
+  constexpr size_t kInitFlagsEnd =
+      sizeof(fuse_in_header) + offsetof(fuse_init_in, flags) + sizeof(uint32_t);
   if (n < static_cast<ssize_t>(kInitFlagsEnd)) return n;
   fuse_in_header in;
   std::memcpy(&in, buf, sizeof in);
@@ -47,7 +48,6 @@ void AskForKillPrivV2(InitHandshake& h, struct iovec* iov, int count) {
   std::memcpy(&flags, body + kFlagsAt, sizeof flags);
   flags |= FUSE_HANDLE_KILLPRIV_V2;
   std::memcpy(body + kFlagsAt, &flags, sizeof flags);
-  h.kill_priv_v2.store(true, std::memory_order_relaxed);
 }
 
 ssize_t WriteDevice(int fd, struct iovec* iov, int count, void* userdata) {

@@ -25,8 +25,6 @@ struct InitHandshake {
   std::atomic<bool> reply_pending{false};
   uint64_t unique = 0;         // of the INIT request
   bool offers_kill_priv_v2 = false;
-  // Whether the INIT reply asked for it (for tests and the log).
-  std::atomic<bool> kill_priv_v2{false};
 };
 
 // Routes `session`'s device reads and writes through the hooks, which keep

@@ -5,8 +5,8 @@
 // clients, the scheduler shares the processors out evenly, so on a busy
 // machine a request waits behind the time slices of the very processes
 // waiting for it. Ten stress-ng stressors at once over FUSE on 2 cores
-// (docs/benchmarks.md, session 27) ran 10-60% more operations with the
-// request threads at nice -10. Background work (compactions, uploads,
+// (docs/benchmarks.md, session 27) ran up to twice as many operations
+// each with the request threads at nice -10. Background work (compactions, uploads,
 // segment collection) keeps the normal priority.
 #pragma once
 

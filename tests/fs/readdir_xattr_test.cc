@@ -282,7 +282,9 @@ TEST_F(XattrTest, CapabilitiesGoWithWritesTruncatesAndChowns) {
   Ino f = MakeFile(kRootIno, "f", 0664);
   Chown(f, 1000, 100);
   const std::string capability("\x01\x00\x00\x02\x00\x04\x00\x00", 8);
-  auto give = [&] { ASSERT_FS_OK(fs_->SetXattr(Root(), f, "security.capability", capability, 0)); };
+  auto give = [&] {
+    ASSERT_FS_OK(fs_->SetXattr(Root(), f, "security.capability", capability, 0));
+  };
   auto has = [&] { return fs_->GetXattr(Root(), f, "security.capability").ok(); };
   give();
   ASSERT_FS_OK(fs_->Write(Root(), f, 0, "data"));

@@ -57,7 +57,8 @@ TEST_F(DeviceIoTest, CapabilitiesGivenBehindTheKernelsBackGoWithTheNextWrite) {
   // setcap's value: revision 2, CAP_NET_BIND_SERVICE permitted and effective.
   const uint32_t words[5] = {0x02000001u, 1u << 10, 0, 0, 0};
   const std::string capability(reinterpret_cast<const char*>(words), sizeof words);
-  ASSERT_TRUE(fs_->SetXattr(fs::Credentials::Root(), found->ino, "security.capability", capability, 0).ok());
+  ASSERT_TRUE(
+      fs_->SetXattr(fs::Credentials::Root(), found->ino, "security.capability", capability, 0).ok());
   AwaitMetrics();
   const double lookups_before = FuseOpTotals("getxattr").first;
   ASSERT_EQ(pwrite(fd, "x", 1, 1), 1);
