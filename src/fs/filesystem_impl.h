@@ -464,11 +464,13 @@ class FileSystemImpl final : public FileSystem {
   FsResult<XattrTotals> LoadXattrTotals(Ino ino);
   // Stores the totals in the batch (deletes the key when they are zero).
   void PutXattrTotals(Txn& txn, Ino ino, const XattrTotals& totals);
-  // Adds the removal of the file's capabilities (security.capability) to
-  // `txn` when it has any, and says whether it had. Linux drops them
-  // whenever a file's data or owner changes, as it drops setuid: a changed
-  // program keeps none of the privileges granted to the old one. The caller
-  // holds the inode's lock.
+  // Adds the removal of attribute `name` and the totals without it to
+  // `txn` when the inode has it, and says whether it had. The caller holds
+  // the inode's lock.
+  FsResult<bool> DeleteXattr(Txn& txn, Ino ino, std::string_view name);
+  // DeleteXattr of the file's capabilities (security.capability). Linux
+  // drops them whenever a file's data or owner changes, as it drops setuid:
+  // a changed program keeps none of the privileges granted to the old one.
   FsResult<bool> DropCapabilities(Ino ino, Txn& txn);
 
   engine::Engine& engine_;

@@ -85,9 +85,9 @@ void FileSystemImpl::PutXattrTotals(Txn& txn, Ino ino, const XattrTotals& totals
   }
 }
 
-FsResult<bool> FileSystemImpl::DropCapabilities(Ino ino, Txn& txn) {
+FsResult<bool> FileSystemImpl::DeleteXattr(Txn& txn, Ino ino, std::string_view name) {
   locks_.AssertHeld(ino);
-  std::string key = XattrKey(ino, kCapabilityXattr);
+  std::string key = XattrKey(ino, name);
   std::string old;
   rocksdb::Status rs = db_->Get(rocksdb::ReadOptions(), meta_, key, &old);
   if (rs.IsNotFound()) return false;
@@ -95,8 +95,12 @@ FsResult<bool> FileSystemImpl::DropCapabilities(Ino ino, Txn& txn) {
   FsResult<XattrTotals> totals = LoadXattrTotals(ino);
   if (!totals.ok()) return totals.status();
   txn.batch.Delete(meta_, key);
-  PutXattrTotals(txn, ino, Minus(*totals, Share(kCapabilityXattr, old.size())));
+  PutXattrTotals(txn, ino, Minus(*totals, Share(name, old.size())));
   return true;
+}
+
+FsResult<bool> FileSystemImpl::DropCapabilities(Ino ino, Txn& txn) {
+  return DeleteXattr(txn, ino, kCapabilityXattr);
 }
 
 int FileSystemImpl::XattrAccess(const Credentials& cred, const InodeRecord& r,
@@ -197,16 +201,10 @@ FsStatus FileSystemImpl::RemoveXattr(const Credentials& cred, Ino ino, std::stri
   // name before a write or truncate when they see them.
   if (e == EPERM && name == kCapabilityXattr && MayAccess(cred, *r, kMayWrite)) e = 0;
   if (e != 0) return FsError{e};
-  std::string key = XattrKey(ino, name);
-  std::string old;
-  rocksdb::Status rs = db_->Get(rocksdb::ReadOptions(), meta_, key, &old);
-  if (rs.IsNotFound()) return FsError{ENODATA};
-  if (!rs.ok()) return EngineError(rs);
-  FsResult<XattrTotals> totals = LoadXattrTotals(ino);
-  if (!totals.ok()) return totals.status();
   Txn txn;
-  txn.batch.Delete(meta_, key);
-  PutXattrTotals(txn, ino, Minus(*totals, Share(name, old.size())));
+  FsResult<bool> existed = DeleteXattr(txn, ino, name);
+  if (!existed.ok()) return existed.status();
+  if (!*existed) return FsError{ENODATA};
   InodeRecord rec = *r;
   rec.ctime = NowTimespec();
   PutInode(txn, ino, rec);
