@@ -297,9 +297,9 @@ class EngineImpl : public Engine {
     return Classify(s);
   }
 
-  Status Sync() override {
+  Status SyncThrough(uint64_t sequence) override {
     if (fenced()) return FencedError();
-    const uint64_t wanted = db_->GetLatestSequenceNumber();
+    const uint64_t wanted = std::min(sequence, db_->GetLatestSequenceNumber());
     // No BlockingHint here, although a sync waits for the bucket: handing
     // the FUSE request loop on at every sync made fsync 3-4x slower and
     // concurrent renames up to half as fast under stress-ng's ten stressors
@@ -311,7 +311,7 @@ class EngineImpl : public Engine {
       sync_cv_.Wait();
       if (synced_seq_ >= wanted && last_sync_ok_) return Status::OK();
     }
-    if (synced_seq_ >= wanted && wanted != 0 && last_sync_ok_) return Status::OK();
+    if (synced_seq_ >= wanted && last_sync_ok_) return Status::OK();
     sync_running_ = true;
     sync_mu_.Unlock();
     WriteSyncRecord();

@@ -2,8 +2,10 @@
 //
 // The layers above see RocksDB column families and three promises:
 //  - Write() applies one batch atomically; it is acknowledged from memory.
-//  - Sync() returns once everything written before it is in the bucket.
-//    Concurrent Sync() calls are grouped into one upload.
+//  - Sync() returns once everything written before it is in the bucket;
+//    SyncThrough(sequence) once the writes up to a sequence number are,
+//    at once when an earlier upload carried them. Concurrent calls are
+//    grouped into one upload.
 //  - A background flusher makes written data durable every flush_interval
 //    when (and only when) something is dirty; an idle engine sends no
 //    request to the bucket.
@@ -126,7 +128,12 @@ class Engine {
   virtual DataObjects& data_objects() = 0;
 
   virtual Status Write(rocksdb::WriteBatch* batch) = 0;
-  virtual Status Sync() = 0;
+  // `sequence` is a db()->GetLatestSequenceNumber() read after the writes to
+  // cover: a caller that notes it per file makes the fsync of a file that
+  // changed since the last upload pay for one, and of any other nothing.
+  virtual Status SyncThrough(uint64_t sequence) = 0;
+  Status Sync() { return SyncThrough(kEveryWrite); }
+  static constexpr uint64_t kEveryWrite = ~uint64_t{0};
   // Deletes the objects of files the database no longer needs, unless a newer
   // writer owns the bucket. The background flusher does this on its own.
   virtual Status CollectGarbage() = 0;

@@ -567,7 +567,9 @@ FsStatus FileSystemImpl::Fsync(const Credentials& cred, Ino ino) {
   if (!settled.ok()) return settled;
   FsStatus s = FlushFileLocking(ino);
   if (!s.ok()) return s;
-  Status synced = engine_.Sync();
+  // Only as far as the file's last change: when an upload already carried
+  // it, there is nothing to wait for.
+  Status synced = engine_.SyncThrough(changes_->LastChange(ino));
   if (!synced.ok()) return EngineError(synced);
   return {};
 }

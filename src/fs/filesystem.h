@@ -482,8 +482,11 @@ class FileSystem {
   // when an offset plus the length wraps; EFBIG at or past kMaxFileSize.
   virtual FsResult<uint64_t> CopyFileRange(const Credentials& cred,
                                            const CopyRangeRequest& req) = 0;
-  // Makes the file's data and metadata durable (write-back flush + engine
-  // Sync). Works on any inode, directories included.
+  // Makes the inode's data and metadata durable, and with them every change
+  // made before its last one (the engine's crash prefix): its write-back
+  // buffer is flushed, then the engine synced through the inode's last
+  // change, which waits for nothing when an earlier upload carried it.
+  // Works on any inode; for a directory, its entries.
   virtual FsStatus Fsync(const Credentials& cred, Ino ino) = 0;
 
   // cookie 0 starts at the beginning; max_entries 0 means no limit. A

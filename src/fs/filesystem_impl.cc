@@ -62,6 +62,7 @@ Status FileSystemImpl::Init() {
     return Status::InvalidArgument(
         "engine opened without the filesystem's column families (FileSystem::ColumnFamilies)");
   }
+  changes_ = std::make_unique<ChangeSequences>(meta_->GetID(), data_->GetID());
   std::string value;
   rocksdb::Status rs = db_->Get(rocksdb::ReadOptions(), meta_, SystemKey(kSystemFormat), &value);
   if (rs.IsNotFound()) {
@@ -83,7 +84,7 @@ Status FileSystemImpl::Init() {
     PutBigEndian64(&next, kRootIno + kInodeReservationBlock);
     batch.Put(meta_, SystemKey(kSystemNextInode), next);
     batch.Put(meta_, StatsKey(0), EncodeStats({0, 1}));
-    PAIL_RETURN_IF_ERROR(engine_.Write(&batch));
+    PAIL_RETURN_IF_ERROR(Apply(&batch));
     MutexLock ino_lock(&ino_mu_);
     MutexLock shard_lock(&stats_[0].mu);
     next_ino_ = kRootIno + 1;
@@ -103,7 +104,7 @@ Status FileSystemImpl::Init() {
       PutBigEndian64(&stamp, kFormatVersion);
       rocksdb::WriteBatch upgrade;
       upgrade.Put(meta_, SystemKey(kSystemFormat), stamp);
-      PAIL_RETURN_IF_ERROR(engine_.Write(&upgrade));
+      PAIL_RETURN_IF_ERROR(Apply(&upgrade));
       spdlog::info("fs: filesystem format 3 upgraded to {} (chunk values as pieces)", kFormatVersion);
       version = kFormatVersion;
     }
@@ -419,7 +420,7 @@ FsStatus FileSystemImpl::Commit(Txn& txn) {
     int64_t inodes = sh.inodes + txn.inodes_delta;
     txn.batch.Put(meta_, StatsKey(shard),
                   EncodeStats({static_cast<uint64_t>(used), static_cast<uint64_t>(inodes)}));
-    s = engine_.Write(&txn.batch);
+    s = Apply(&txn.batch);
     if (s.ok()) {
       sh.used_bytes = used;
       sh.inodes = inodes;
@@ -427,9 +428,8 @@ FsStatus FileSystemImpl::Commit(Txn& txn) {
       stored_inodes_ += txn.inodes_delta;
     }
   } else {
-    s = engine_.Write(&txn.batch);
+    s = Apply(&txn.batch);
   }
-  engine_writes_++;
   for (const auto& [ino, record] : txn.inodes) {
     if (s.ok()) {
       inode_cache_.Store(ino, record ? &*record : nullptr);
@@ -461,6 +461,13 @@ FsStatus FileSystemImpl::Commit(Txn& txn) {
   return {};
 }
 
+Status FileSystemImpl::Apply(rocksdb::WriteBatch* batch) {
+  Status s = engine_.Write(batch);
+  engine_writes_++;
+  if (s.ok()) changes_->Note(*batch, db_->GetLatestSequenceNumber());
+  return s;
+}
+
 FsResult<Ino> FileSystemImpl::AllocateIno() {
   MutexLock g(&ino_mu_);
   if (next_ino_ >= reserved_ino_) {
@@ -469,8 +476,7 @@ FsResult<Ino> FileSystemImpl::AllocateIno() {
     std::string value;
     PutBigEndian64(&value, reserved);
     batch.Put(meta_, SystemKey(kSystemNextInode), value);
-    Status s = engine_.Write(&batch);
-    engine_writes_++;
+    Status s = Apply(&batch);
     if (!s.ok()) return EngineError(s);
     reserved_ino_ = reserved;
   }

@@ -27,6 +27,7 @@
 #include <rocksdb/db.h>
 #include <rocksdb/write_batch.h>
 
+#include "fs/change_sequences.h"
 #include "fs/chunk_value.h"
 #include "fs/filesystem.h"
 #include "fs/inode_record.h"
@@ -251,6 +252,9 @@ class FileSystemImpl final : public FileSystem {
   // one), queues its data for reclaim.
   void DeleteInode(Txn& txn, Ino ino, const InodeRecord& r, bool has_orphan_mark);
   FsStatus Commit(Txn& txn);
+  // Every write of the filesystem to the engine goes through here, so that
+  // changes_ sees each inode it changes.
+  Status Apply(rocksdb::WriteBatch* batch);
   FsResult<Ino> AllocateIno() EXCLUDES(ino_mu_);
   uint32_t OpenCount(Ino ino) EXCLUDES(handles_mu_);
   // Shared by Create, Mkdir, Mknod and Symlink. `proto` carries the type,
@@ -478,6 +482,7 @@ class FileSystemImpl final : public FileSystem {
   rocksdb::ColumnFamilyHandle* meta_ = nullptr;
   rocksdb::ColumnFamilyHandle* data_ = nullptr;
   const FsOptions options_;
+  std::unique_ptr<ChangeSequences> changes_;  // made by Init(), once the families are known
   LockTable locks_;
   InodeCache inode_cache_;
   DentryCache dentry_cache_;

@@ -97,8 +97,7 @@ FsStatus FileSystemImpl::CollectSegments() {
     }
   }
   if (!dead.empty()) {
-    Status s = engine_.Write(&dead_batch);
-    engine_writes_++;
+    Status s = Apply(&dead_batch);
     if (!s.ok()) return EngineError(s);
     const auto when = std::chrono::steady_clock::now() + options_.dead_segment_grace;
     MutexLock g(&segments_mu_);

@@ -91,8 +91,7 @@ FsStatus FileSystemImpl::PutSegment(SegmentBuilder& builder, Txn* txn, bool keep
   }
   rocksdb::WriteBatch batch;
   batch.Merge(meta_, SegmentKey(id), usage);
-  Status w = engine_.Write(&batch);
-  engine_writes_++;
+  Status w = Apply(&batch);
   if (!w.ok()) return EngineError(w);
   return {};
 }

@@ -140,6 +140,37 @@ TEST(Engine, ConcurrentSyncsAreGrouped) {
   EXPECT_GT(parts, 0u);
 }
 
+// SyncThrough(n) uploads only writes up to n that no upload carried yet:
+// a caller noting the sequence of each file's last change pays nothing to
+// sync a file that has not changed since.
+TEST(Engine, SyncThroughUploadsOnlyWhatNoUploadCarried) {
+  SyncOnlyEngine e;
+  ASSERT_NE(e.engine, nullptr);
+  rocksdb::DB* db = e.engine->db();
+  Put(*e.engine, "meta", "a", "1");
+  const uint64_t after_a = db->GetLatestSequenceNumber();
+  Put(*e.engine, "meta", "b", "2");
+  const uint64_t after_b = db->GetLatestSequenceNumber();
+
+  uint64_t parts = e.Parts();
+  ASSERT_TRUE(e.engine->SyncThrough(after_a).ok());
+  EXPECT_EQ(e.Parts(), parts + 1) << "a was not in the bucket yet";
+  parts = e.Parts();
+  // That upload carried b as well (it publishes everything written).
+  ASSERT_TRUE(e.engine->SyncThrough(after_b).ok());
+  ASSERT_TRUE(e.engine->SyncThrough(after_a).ok());
+  ASSERT_TRUE(e.engine->SyncThrough(0).ok());
+  EXPECT_EQ(e.Parts(), parts);
+
+  Put(*e.engine, "meta", "c", "3");
+  ASSERT_TRUE(e.engine->SyncThrough(after_b).ok());
+  EXPECT_EQ(e.Parts(), parts) << "c is not asked for";
+  ASSERT_TRUE(e.engine->Sync().ok());
+  EXPECT_EQ(e.Parts(), parts + 1);
+  ASSERT_TRUE(e.engine->Sync().ok());
+  EXPECT_EQ(e.Parts(), parts + 1) << "nothing written since the last upload";
+}
+
 // A sync says nothing to the FUSE request loop: handing the loop on at
 // the start of every sync made fsync 3-4x slower and concurrent renames up
 // to half as fast under stress-ng (docs/benchmarks.md); the loop's watchdog

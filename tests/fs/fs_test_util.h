@@ -54,7 +54,7 @@ class ForwardingEngine : public engine::Engine {
   }
   engine::DataObjects& data_objects() override { return inner_.data_objects(); }
   Status Write(rocksdb::WriteBatch* batch) override { return inner_.Write(batch); }
-  Status Sync() override { return inner_.Sync(); }
+  Status SyncThrough(uint64_t sequence) override { return inner_.SyncThrough(sequence); }
   Status CollectGarbage() override { return inner_.CollectGarbage(); }
   Status Close() override { return inner_.Close(); }
   bool fenced() const override { return inner_.fenced(); }
@@ -107,7 +107,7 @@ class FsTest : public ::testing::Test {
     // A quarter of it holds segments just uploaded: room for one full one.
     eo.memory_cache_bytes = 128 << 20;
     eo.compression = "lz4";
-    eo.flush_interval = std::chrono::milliseconds(500);
+    eo.flush_interval = engine_flush_interval_;
     eo.column_families = FileSystem::ColumnFamilies();
     auto e = engine::Engine::Open(eo);
     ASSERT_TRUE(e.ok()) << e.status().ToString();
@@ -212,6 +212,9 @@ class FsTest : public ::testing::Test {
     for (const auto& p : report.problems) ADD_FAILURE() << "fsck: " << p;
   }
 
+  // How often the engine uploads on its own (a test counting uploads sets
+  // it beyond its length).
+  std::chrono::milliseconds engine_flush_interval_{500};
   std::shared_ptr<ObjectStore> store_;
   std::unique_ptr<engine::Engine> engine_;
   std::unique_ptr<FileSystem> fs_;

@@ -27,7 +27,7 @@ class GatedSyncEngine : public fs::testing::ForwardingEngine {
  public:
   using ForwardingEngine::ForwardingEngine;
 
-  Status Sync() override {
+  Status SyncThrough(uint64_t sequence) override {
     {
       MutexLock g(&mu_);
       ++waiting_;
@@ -35,7 +35,7 @@ class GatedSyncEngine : public fs::testing::ForwardingEngine {
       while (!open_) cv_.Wait();
       --waiting_;
     }
-    Status s = ForwardingEngine::Sync();
+    Status s = ForwardingEngine::SyncThrough(sequence);
     completed_++;
     return s;
   }

@@ -1,0 +1,144 @@
+// Fsync uploads only when the inode changed since the last upload
+// (fs/change_sequences.h): what it must make durable it does, and an fsync
+// of a directory or file nobody changed costs no request.
+#include <chrono>
+
+#include "fs/change_sequences.h"
+#include "fs/key_codec.h"
+#include "fs_test_util.h"
+
+namespace pail::fs::testing {
+namespace {
+
+class FsyncTest : public FsTest {
+ protected:
+  // Only Fsync and SyncAll upload.
+  FsyncTest() { engine_flush_interval_ = std::chrono::hours(1); }
+
+  uint64_t Uploads() { return engine_->stats().syncs; }
+  // Uploads the fsync of `ino` made.
+  uint64_t FsyncUploads(Ino ino) {
+    const uint64_t before = Uploads();
+    FsStatus s = fs_->Fsync(Root(), ino);
+    EXPECT_TRUE(s.ok()) << "fsync errno " << s.error();
+    return Uploads() - before;
+  }
+};
+
+// The tracker alone, on batches it is only shown (the engine gives the
+// column families).
+TEST_F(FsyncTest, ChangeSequencesNoteEveryInodeWhoseKeysABatchWrites) {
+  auto* meta = engine_->column_family(kMetaColumnFamily);
+  auto* data = engine_->column_family(kDataColumnFamily);
+  ChangeSequences changes(meta->GetID(), data->GetID());
+  for (Ino ino : {1, 2, 3, 100, 1000}) EXPECT_EQ(changes.LastChange(ino), 0u);
+
+  rocksdb::WriteBatch batch;
+  batch.Put(meta, InodeKey(10), "r");
+  batch.Put(meta, DirEntryKey(11, "name"), "e");
+  batch.Delete(meta, DirScanKey(12, 5));
+  batch.Merge(meta, XattrKey(13, "user.a"), "v");
+  batch.Put(meta, XattrTotalsKey(14), "t");
+  batch.Put(meta, OrphanKey(15), "");
+  batch.Put(meta, ReclaimKey(16), "c");
+  batch.Put(data, ChunkKey(17, 3), "chunk");
+  batch.DeleteRange(data, ChunkKey(18, 2), ChunkKey(18, 9));
+  // Keys of no inode: their ids (the stats shard, a segment) name none.
+  batch.Put(meta, StatsKey(20), "s");
+  batch.Merge(meta, SegmentKey(21), "u");
+  batch.Put(meta, SystemKey(kSystemNextInode), "n");
+  changes.Note(batch, 40);
+  for (Ino ino : {10, 11, 12, 13, 14, 15, 16, 17, 18}) EXPECT_EQ(changes.LastChange(ino), 40u) << ino;
+  for (Ino ino : {9, 19, 20, 21, 22}) EXPECT_EQ(changes.LastChange(ino), 0u) << ino;
+
+  // A later batch raises; an earlier sequence never lowers.
+  rocksdb::WriteBatch later;
+  later.Put(meta, InodeKey(10), "r2");
+  changes.Note(later, 50);
+  changes.Note(batch, 45);
+  EXPECT_EQ(changes.LastChange(10), 50u);
+  EXPECT_EQ(changes.LastChange(11), 45u);
+
+  // A record it cannot read may have changed anything.
+  rocksdb::WriteBatch unknown;
+  ASSERT_TRUE(unknown.PutEntity(meta, InodeKey(30), {{"c", "v"}}).ok());
+  changes.Note(unknown, 60);
+  for (Ino ino : {9, 10, 22, 30}) EXPECT_EQ(changes.LastChange(ino), 60u) << ino;
+}
+
+TEST_F(FsyncTest, UploadsOnlyForAnInodeChangedSinceTheLastUpload) {
+  const Ino d1 = MakeDir(kRootIno, "d1");
+  const Ino d2 = MakeDir(kRootIno, "d2");
+  const Ino f = MakeFile(d1, "f");
+  const Ino g = MakeFile(d2, "g");
+  WriteAt(g, 0, "g's data");
+  ASSERT_TRUE(fs_->SyncAll().ok());
+  for (Ino ino : {kRootIno, d1, d2, f, g}) EXPECT_EQ(FsyncUploads(ino), 0u) << ino;
+
+  // A new file changes its directory, not the others.
+  const Ino h = MakeFile(d1, "h");
+  for (Ino ino : {kRootIno, d2, f, g}) EXPECT_EQ(FsyncUploads(ino), 0u) << ino;
+  EXPECT_EQ(FsyncUploads(d1), 1u);
+  EXPECT_EQ(FsyncUploads(h), 0u) << "the directory's upload carried the file";
+
+  // Data in the write-back buffer: the file's fsync commits and uploads it.
+  WriteAt(f, 0, "f's data");
+  EXPECT_EQ(FsyncUploads(d1), 0u);
+  EXPECT_EQ(FsyncUploads(f), 1u);
+
+  // A rename changes both directories and the file moved (its ctime).
+  ASSERT_FS_OK(fs_->Rename(Root(), d1, "h", d2, "h2"));
+  EXPECT_EQ(FsyncUploads(kRootIno), 0u);
+  EXPECT_EQ(FsyncUploads(h), 1u);
+  ASSERT_FS_OK(fs_->Rename(Root(), d2, "h2", d1, "h"));
+  EXPECT_EQ(FsyncUploads(d2), 1u);
+
+  // Attributes, owners and modes of a file change it alone.
+  ASSERT_FS_OK(fs_->SetXattr(Root(), g, "user.k", "v", 0));
+  EXPECT_EQ(FsyncUploads(d2), 0u);
+  EXPECT_EQ(FsyncUploads(g), 1u);
+  Chmod(f, 0600);
+  EXPECT_EQ(FsyncUploads(d1), 0u);
+  EXPECT_EQ(FsyncUploads(f), 1u);
+
+  // A link changes the file and the directory it appears in.
+  ASSERT_FS_OK(fs_->Link(Root(), g, d1, "g2"));
+  EXPECT_EQ(FsyncUploads(d2), 0u);
+  EXPECT_EQ(FsyncUploads(g), 1u);
+  // An unlink, the file's count of links.
+  ASSERT_FS_OK(fs_->Unlink(Root(), d1, "g2"));
+  EXPECT_EQ(FsyncUploads(g), 1u);
+}
+
+TEST_F(FsyncTest, WhatAnFsyncCoveredSurvivesACrash) {
+  const Ino d = MakeDir(kRootIno, "d");
+  const Ino f = MakeFile(d, "f");
+  WriteAt(f, 0, "synced");
+  ASSERT_FS_OK(fs_->Fsync(Root(), f));
+  // f unchanged since: its fsync uploads nothing, and loses nothing.
+  EXPECT_EQ(FsyncUploads(f), 0u);
+  const Ino e = MakeFile(d, "e");
+  WriteAt(e, 0, "entry and data");
+  ASSERT_FS_OK(fs_->Fsync(Root(), e));
+  ASSERT_FS_OK(fs_->Rename(Root(), d, "f", kRootIno, "moved"));
+  ASSERT_FS_OK(fs_->Fsync(Root(), kRootIno));
+
+  // Another process takes the bucket over without this one closing.
+  std::unique_ptr<engine::Engine> old_engine = std::move(engine_);
+  std::unique_ptr<FileSystem> old_fs = std::move(fs_);
+  Mount();
+  auto moved = fs_->Lookup(Root(), kRootIno, "moved");
+  ASSERT_FS_OK(moved);
+  EXPECT_EQ(moved->ino, f);
+  EXPECT_EQ(ReadAt(f, 0, 100), "synced");
+  EXPECT_ERRNO(fs_->Lookup(Root(), d, "f"), ENOENT);
+  auto found = fs_->Lookup(Root(), d, "e");
+  ASSERT_FS_OK(found);
+  EXPECT_EQ(ReadAt(e, 0, 100), "entry and data");
+  old_fs.reset();  // fenced: its final flush may fail
+  old_engine.reset();
+  ExpectFsckClean();
+}
+
+}  // namespace
+}  // namespace pail::fs::testing
