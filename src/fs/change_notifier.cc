@@ -151,8 +151,8 @@ class ChangeNotifier final : public FileSystem {
   FsStatus Fsync(const Credentials& cred, Ino ino) override { return fs_.Fsync(cred, ino); }
 
   FsResult<ReadDirResult> ReadDir(const Credentials& cred, Ino dir, uint64_t cookie,
-                                  size_t max_entries, bool with_attrs) override {
-    return fs_.ReadDir(cred, dir, cookie, max_entries, with_attrs);
+                                  const ReadDirLimit& limit, bool with_attrs) override {
+    return fs_.ReadDir(cred, dir, cookie, limit, with_attrs);
   }
   FsResult<StatFsResult> StatFs(const Credentials& cred, Ino ino) override {
     return fs_.StatFs(cred, ino);

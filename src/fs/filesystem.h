@@ -254,7 +254,26 @@ struct DirEntry {
   std::optional<Attr> attr;  // filled when asked for
 };
 
+// How much one ReadDir returns: what the caller's reply has room for, so
+// that no attributes are loaded for entries the reply would leave out. The
+// listing stops before the entry that would pass `entries` (0: no limit)
+// or, priced by `entry_bytes`, `bytes` (0: no limit). A count alone
+// converts, as most callers need nothing else.
+struct ReadDirLimit {
+  ReadDirLimit(size_t max_entries = 0) : entries(max_entries) {}  // NOLINT(google-explicit-constructor)
+  ReadDirLimit(size_t max_bytes, size_t (*price)(std::string_view name))
+      : bytes(max_bytes), entry_bytes(price) {}
+  size_t entries = 0;
+  size_t bytes = 0;
+  // The room an entry of this name takes in the caller's reply, with its
+  // attributes when they are asked for.
+  size_t (*entry_bytes)(std::string_view name) = nullptr;
+};
+
 struct ReadDirResult {
+  // Empty only at the end of the directory (eof) or when the next entry
+  // alone does not fit the limit (not eof): entries removed while listing
+  // give their room back to the ones after them.
   std::vector<DirEntry> entries;
   bool eof = false;  // no entry after the last one returned
 };
@@ -489,12 +508,13 @@ class FileSystem {
   // Works on any inode; for a directory, its entries.
   virtual FsStatus Fsync(const Credentials& cred, Ino ino) = 0;
 
-  // cookie 0 starts at the beginning; max_entries 0 means no limit. A
-  // cookie the directory never issued gives kErrBadCookie. With with_attrs,
-  // attributes are filled only when the caller may also search the
-  // directory (x), as stat(dir/name) would need.
+  // cookie 0 starts at the beginning; `limit` bounds the entries returned.
+  // A cookie the directory never issued gives kErrBadCookie. With
+  // with_attrs, attributes are filled only when the caller may also search
+  // the directory (x), as stat(dir/name) would need; an entry whose inode
+  // went away while listing is left out.
   virtual FsResult<ReadDirResult> ReadDir(const Credentials& cred, Ino dir, uint64_t cookie,
-                                          size_t max_entries, bool with_attrs) = 0;
+                                          const ReadDirLimit& limit, bool with_attrs) = 0;
   virtual FsResult<StatFsResult> StatFs(const Credentials& cred, Ino ino) = 0;
 
   // Names carry their namespace: "user.", "trusted." or "security.". The

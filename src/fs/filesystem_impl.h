@@ -202,7 +202,7 @@ class FileSystemImpl final : public FileSystem {
                           uint64_t handle) override;
   FsResult<uint64_t> CopyFileRange(const Credentials& cred, const CopyRangeRequest& req) override;
   FsResult<ReadDirResult> ReadDir(const Credentials& cred, Ino dir, uint64_t cookie,
-                                  size_t max_entries, bool with_attrs) override;
+                                  const ReadDirLimit& limit, bool with_attrs) override;
   FsResult<StatFsResult> StatFs(const Credentials& cred, Ino ino) override;
   FsResult<std::string> GetXattr(const Credentials& cred, Ino ino, std::string_view name) override;
   FsStatus SetXattr(const Credentials& cred, Ino ino, std::string_view name,
@@ -218,10 +218,11 @@ class FileSystemImpl final : public FileSystem {
   FsResult<InodeRecord> LoadInode(Ino ino);
   // The engine's record only.
   FsResult<InodeRecord> LoadStoredInode(Ino ino);
-  // Fills the attributes of a listing's entries, each read under its
-  // inode's lock, and drops the entries whose inode is gone (removed while
-  // listing). Takes the entries' locks itself, a batch at a time.
-  FsStatus LoadEntryAttrs(std::vector<DirEntry>& entries);
+  // Fills the attributes of a listing's entries from `first` on, each read
+  // under its inode's lock; an entry whose inode is gone (removed while
+  // listing) is left without. Takes the entries' locks itself, a batch at a
+  // time.
+  FsStatus LoadEntryAttrs(std::vector<DirEntry>& entries, size_t first);
   // nullopt when the name is absent.
   FsResult<std::optional<DirEntryValue>> LookupEntry(Ino dir, std::string_view name);
   // Puts dir/name -> `entry` in the batch (the caller holds dir's lock).

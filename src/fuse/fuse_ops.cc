@@ -23,10 +23,15 @@ namespace {
 constexpr unsigned kMaxWriteBytes = 1u << 20;
 constexpr unsigned kMaxReadaheadBytes = 1u << 20;
 
-// Room one directory entry takes in a READDIR / READDIRPLUS reply at the
-// least (header plus a short name); used to size the batch asked of the core.
-constexpr size_t kMinDirentBytes = 32;
-constexpr size_t kMinDirentPlusBytes = 160;
+// Room a directory entry takes in a READDIR / READDIRPLUS reply: its
+// header, then its name padded to 8 bytes, as fuse_add_direntry(_plus)
+// write them.
+size_t DirentBytes(std::string_view name) {
+  return FUSE_DIRENT_ALIGN(FUSE_NAME_OFFSET + name.size());
+}
+size_t DirentPlusBytes(std::string_view name) {
+  return FUSE_DIRENT_ALIGN(FUSE_NAME_OFFSET_DIRENTPLUS + name.size());
+}
 
 FuseContext& Context(fuse_req_t req) { return *static_cast<FuseContext*>(fuse_req_userdata(req)); }
 
@@ -365,12 +370,24 @@ void OnOpendir(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
 }
 
 void ReadDirectory(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, bool plus) {
-  size_t batch = size / (plus ? kMinDirentPlusBytes : kMinDirentBytes) + 1;
+  if (size == 0) {  // a limit of 0 bytes would mean none to the core
+    ReplyErr(req, EINVAL);
+    return;
+  }
+  // The core lists what fits, so no attributes are loaded for entries the
+  // reply would leave out.
+  fs::ReadDirLimit limit(size, plus ? DirentPlusBytes : DirentBytes);
   fs::FsResult<fs::ReadDirResult> r =
-      Fs(req).ReadDir(CredentialsOf(req), ino, static_cast<uint64_t>(off), batch, plus);
+      Fs(req).ReadDir(CredentialsOf(req), ino, static_cast<uint64_t>(off), limit, plus);
   if (!r.ok()) {
     // An offset the directory never issued (a stray seekdir).
     ReplyErr(req, r.error() == fs::kErrBadCookie ? EINVAL : r.error());
+    return;
+  }
+  // An empty reply ends the listing for the kernel: a buffer too small for
+  // the next entry is an error instead.
+  if (r->entries.empty() && !r->eof) {
+    ReplyErr(req, EINVAL);
     return;
   }
   // Not zeroed first: fuse_add_direntry(_plus) writes every byte of an

@@ -1,8 +1,8 @@
 // READDIR and READDIRPLUS: directory listings sized to the client's limit.
 //
 // The reply may not exceed the client's count (READDIR) or maxcount
-// (READDIRPLUS); entries are fetched from the core in batches and encoded
-// until the next one would not fit. Each entry's cookie is the core's
+// (READDIRPLUS); the core lists the entries that fit, priced as they are
+// encoded here. Each entry's cookie is the core's
 // next_cookie, which stays valid while the directory changes and across
 // restarts. The cookie verifier is the directory's generation: a cookie
 // presented with another nonzero verifier belongs to another directory (one
@@ -10,6 +10,7 @@
 // directory never issued. A zero verifier is accepted, as clients that never
 // looked at it send.
 #include <algorithm>
+#include <string_view>
 
 #include "nfs/nfs3_args.h"
 #include "nfs/nfs3_program.h"
@@ -19,19 +20,17 @@ namespace pail::nfs {
 namespace {
 
 // Entries asked of the core per call.
-constexpr size_t kReadDirBatch = 256;
+constexpr size_t kReadDirBatch = 1024;
 // status + post_op_attr(dir) + cookieverf + "no more entries" + eof.
 constexpr size_t kReplyOverheadBytes = 4 + 4 + 84 + 8 + 4 + 4;
 
-size_t EntryBytes(const fs::DirEntry& entry, bool plus) {
-  size_t bytes = 4 + 8 + 4 + entry.name.size() + XdrPadding(entry.name.size()) + 8;
-  // post_op_attr (flag + fattr3) and post_op_fh3 (flag + length + handle),
-  // both present or both absent.
-  if (plus) {
-    bytes += 4 + 4;
-    if (entry.attr) bytes += 84 + 4 + kFileHandleBytes + XdrPadding(kFileHandleBytes);
-  }
-  return bytes;
+// An entry of READDIR: "an entry follows", fileid, name, cookie.
+size_t EntryBytes(std::string_view name) { return 4 + 8 + 4 + name.size() + XdrPadding(name.size()) + 8; }
+
+// An entry of READDIRPLUS with its attributes and handle: post_op_attr
+// (flag + fattr3) and post_op_fh3 (flag + length + handle) after the rest.
+size_t EntryPlusBytes(std::string_view name) {
+  return EntryBytes(name) + 4 + 84 + 4 + 4 + kFileHandleBytes + XdrPadding(kFileHandleBytes);
 }
 
 }  // namespace
@@ -57,30 +56,37 @@ AcceptStat Nfs3Program::ReadDir(const Cred& cred, XdrDecoder& args, XdrEncoder& 
     return AcceptStat::kSuccess;
   }
 
-  size_t budget = std::min(limit, kMaxReadDirReplyBytes);
-  size_t used = kReplyOverheadBytes;
-  size_t status_offset = out.size();
-  out.U32(NFS3_OK);
-  EncodePostOpAttr(out, &*dir_attr);
-  out.U64(dir_attr->generation);  // cookieverf
+  auto fail = [&](uint32_t status) {
+    out.U32(status);
+    EncodePostOpAttr(out, &*dir_attr);
+    return AcceptStat::kSuccess;
+  };
+  const size_t budget = std::min(limit, kMaxReadDirReplyBytes);
+  if (budget <= kReplyOverheadBytes) return fail(NFS3ERR_TOOSMALL);
+  // The core lists what the reply has room for, priced with attributes
+  // (when the caller may not search the directory and gets none, the reply
+  // holds fewer entries than it could, and the client asks again), at most
+  // kReadDirBatch at a time so that a 1 MiB reply of short names is not
+  // first held as tens of thousands of entries.
+  fs::ReadDirLimit room(budget - kReplyOverheadBytes, plus ? EntryPlusBytes : EntryBytes);
+  room.entries = kReadDirBatch;
+  bool eof = false;
   size_t encoded = 0;
-  bool eof = false, full = false;
-  while (!full && !eof) {
-    fs::FsResult<fs::ReadDirResult> batch = fs_.ReadDir(cred, dir.ino, cookie, kReadDirBatch, plus);
+  while (true) {
+    fs::FsResult<fs::ReadDirResult> batch = fs_.ReadDir(cred, dir.ino, cookie, room, plus);
     if (!batch.ok()) {
-      if (encoded > 0) break;  // return what fits so far; the client asks again
-      out.buffer()->resize(status_offset);
-      out.U32(ErrnoToNfsstat(batch.error()));
+      if (encoded > 0) break;  // send what fits so far; the client asks again
+      return fail(ErrnoToNfsstat(batch.error()));
+    }
+    // Not even the next entry fits the client's limit.
+    if (encoded == 0 && batch->entries.empty() && !batch->eof) return fail(NFS3ERR_TOOSMALL);
+    if (encoded == 0) {
+      out.U32(NFS3_OK);
       EncodePostOpAttr(out, &*dir_attr);
-      return AcceptStat::kSuccess;
+      out.U64(dir_attr->generation);  // cookieverf
     }
     for (const fs::DirEntry& entry : batch->entries) {
-      size_t bytes = EntryBytes(entry, plus);
-      if (used + bytes > budget) {
-        full = true;
-        break;
-      }
-      used += bytes;
+      room.bytes -= plus ? EntryPlusBytes(entry.name) : EntryBytes(entry.name);
       out.Bool(true);
       out.U64(entry.ino);
       out.String(entry.name);
@@ -93,16 +99,12 @@ AcceptStat Nfs3Program::ReadDir(const Cred& cred, XdrDecoder& args, XdrEncoder& 
         if (entry.attr) out.Opaque(EncodeFileHandle(entry.ino, entry.attr->generation));
       }
       cookie = entry.next_cookie;
-      encoded++;
     }
-    if (!full) eof = batch->eof || batch->entries.empty();
-  }
-  if (encoded == 0 && full) {
-    // Not even one entry fits the client's limit.
-    out.buffer()->resize(status_offset);
-    out.U32(NFS3ERR_TOOSMALL);
-    EncodePostOpAttr(out, &*dir_attr);
-    return AcceptStat::kSuccess;
+    encoded += batch->entries.size();
+    eof = batch->eof;
+    // Fewer than asked and not the end: the reply is full (a room of 0
+    // would mean no limit at all).
+    if (eof || batch->entries.size() < kReadDirBatch || room.bytes == 0) break;
   }
   out.Bool(false);  // no more entries in this reply
   out.Bool(eof);

@@ -27,9 +27,7 @@ int OpenFlags(uint32_t dotl) {
 }
 
 // One readdir entry: qid[13] offset[8] type[1] name[s].
-size_t DirEntryBytes(const fs::DirEntry& e) { return kQidBytes + 8 + 1 + StringBytes(e.name.size()); }
-// The smallest entry (a one-byte name), to bound how many to ask for.
-constexpr size_t kMinDirEntryBytes = kQidBytes + 8 + 1 + 2 + 1;
+size_t DirEntryBytes(std::string_view name) { return kQidBytes + 8 + 1 + StringBytes(name.size()); }
 
 void PutTime(WireWriter& w, const struct timespec& t) {
   w.U64(static_cast<uint64_t>(t.tv_sec));
@@ -201,22 +199,22 @@ Session::Reply Session::Readdir(WireReader& r, uint16_t tag) {
   NINEP_ASSIGN_OR_RETURN(std::shared_ptr<Fid> f, FileFid(fid));
   FidState state = f->Snapshot();
   if (!S_ISDIR(state.type)) return FsError{ENOTDIR};
+  if (count == 0) return FsError{EINVAL};
   NINEP_ASSIGN_OR_RETURN(fs::ReadDirResult dir,
                          fs_.ReadDir(f->cred(), state.ino, offset,
-                                     count / kMinDirEntryBytes + 1, /*with_attrs=*/false));
+                                     fs::ReadDirLimit(count, DirEntryBytes), /*with_attrs=*/false));
+  // An empty reply ends the listing: count too small for the next entry.
+  if (dir.entries.empty() && !dir.eof) return FsError{EINVAL};
   WireWriter w(kRreaddir, tag);
   size_t count_at = w.Reserve32();
   size_t used = 0;
   for (const fs::DirEntry& e : dir.entries) {
-    size_t bytes = DirEntryBytes(e);
-    if (used + bytes > count) break;
-    used += bytes;
+    used += DirEntryBytes(e.name);
     w.QidField(QidOf(e.ino, e.type));
     w.U64(e.next_cookie);
     w.U8(static_cast<uint8_t>(e.type >> 12));  // S_IFMT >> 12 is the DT_* value
     w.String(e.name);
   }
-  if (used == 0 && !dir.entries.empty()) return FsError{EINVAL};  // count too small
   w.Patch32(count_at, static_cast<uint32_t>(used));
   return w.Finish();
 }

@@ -76,6 +76,107 @@ TEST_F(ReadDirTest, PagesWithLimits) {
   EXPECT_EQ(names.size(), 27u);
 }
 
+// A made-up reply format: 10 bytes of header per entry, then the name.
+size_t TenPlusName(std::string_view name) { return 10 + name.size(); }
+
+TEST_F(ReadDirTest, ByteLimitListsExactlyWhatFits) {
+  Ino d = MakeDir(kRootIno, "d");
+  std::vector<std::string> names;
+  for (int i = 0; i < 40; ++i) {
+    names.push_back(std::string(1 + (i * 7) % 23, static_cast<char>('a' + i % 26)) +
+                    std::to_string(i));
+    MakeFile(d, names.back());
+  }
+  for (bool attrs : {false, true}) {
+    SCOPED_TRACE(attrs ? "with attributes" : "names only");
+    std::vector<std::string> listed;
+    uint64_t cookie = 0;
+    for (int guard = 0; guard < 100; ++guard) {
+      const size_t budget = 64 + 13 * (guard % 4);
+      auto r = fs_->ReadDir(Root(), d, cookie, ReadDirLimit(budget, TenPlusName), attrs);
+      ASSERT_FS_OK(r);
+      ASSERT_FALSE(r->entries.empty());
+      size_t used = 0;
+      for (const DirEntry& e : r->entries) {
+        used += TenPlusName(e.name);
+        EXPECT_EQ(e.attr.has_value(), attrs) << e.name;
+        listed.push_back(e.name);
+        cookie = e.next_cookie;
+      }
+      EXPECT_LE(used, budget);
+      if (r->eof) break;
+      // The entry that came next did not fit what was left.
+      auto next = fs_->ReadDir(Root(), d, cookie, 1, false);
+      ASSERT_FS_OK(next);
+      ASSERT_EQ(next->entries.size(), 1u);
+      EXPECT_GT(used + TenPlusName(next->entries[0].name), budget);
+    }
+    std::vector<std::string> expected = {".", ".."};
+    expected.insert(expected.end(), names.begin(), names.end());
+    EXPECT_EQ(listed, expected);
+  }
+  // Room for no entry at all: nothing, and not the end either.
+  auto none = fs_->ReadDir(Root(), d, 0, ReadDirLimit(5, TenPlusName), true);
+  ASSERT_FS_OK(none);
+  EXPECT_TRUE(none->entries.empty());
+  EXPECT_FALSE(none->eof);
+  // ".." does not fit after ".": no longer name may take its place.
+  auto dot = fs_->ReadDir(Root(), d, 0, ReadDirLimit(11, TenPlusName), true);
+  ASSERT_FS_OK(dot);
+  ASSERT_EQ(dot->entries.size(), 1u);
+  EXPECT_EQ(dot->entries[0].name, ".");
+  EXPECT_TRUE(dot->entries[0].attr.has_value());
+  EXPECT_FALSE(dot->eof);
+  // A byte limit needs its price.
+  EXPECT_ERRNO(fs_->ReadDir(Root(), d, 0, ReadDirLimit(100, nullptr), false), EINVAL);
+}
+
+// Entries whose inode went away between the scan and the attributes are
+// left out, and the room they took goes to the entries after them: a page
+// comes back empty only at the end (an empty READDIRPLUS reply ends the
+// listing for FUSE and NFS clients).
+TEST_F(ReadDirTest, EntriesWhoseInodeWentAwayGiveTheirRoomBack) {
+  Ino d = MakeDir(kRootIno, "d");
+  std::vector<Ino> inos;
+  for (int i = 0; i < 40; ++i) inos.push_back(MakeFile(d, "f" + std::to_string(i)));
+  // The inodes of f0..f29 vanish behind the filesystem's back (what a
+  // removal between the scan and the attribute lookup leaves).
+  ASSERT_TRUE(fs_->Close().ok());
+  fs_.reset();
+  auto* meta = engine_->column_family(kMetaColumnFamily);
+  for (int i = 0; i < 30; ++i) {
+    ASSERT_TRUE(engine_->db()->Delete(rocksdb::WriteOptions(), meta, InodeKey(inos[i])).ok());
+  }
+  auto reopened = FileSystem::Open(*engine_, Options());
+  ASSERT_TRUE(reopened.ok());
+  fs_ = std::move(reopened).value();
+
+  // By count: ten entries after the dots are f30..f39, and then the end.
+  auto page = fs_->ReadDir(Root(), d, 2, 10, true);
+  ASSERT_FS_OK(page);
+  ASSERT_EQ(page->entries.size(), 10u);
+  EXPECT_EQ(page->entries.front().name, "f30");
+  EXPECT_EQ(page->entries.back().name, "f39");
+  // By bytes: the same, in pages of three.
+  std::vector<std::string> listed;
+  uint64_t cookie = 2;
+  for (int guard = 0; guard < 20; ++guard) {
+    auto r = fs_->ReadDir(Root(), d, cookie, ReadDirLimit(3 * TenPlusName("f30"), TenPlusName), true);
+    ASSERT_FS_OK(r);
+    ASSERT_TRUE(!r->entries.empty() || r->eof);
+    for (const DirEntry& e : r->entries) {
+      listed.push_back(e.name);
+      cookie = e.next_cookie;
+    }
+    if (r->eof) break;
+  }
+  std::vector<std::string> expected;
+  for (int i = 30; i < 40; ++i) expected.push_back("f" + std::to_string(i));
+  EXPECT_EQ(listed, expected);
+  // Without attributes nothing is looked up, and all 40 are listed.
+  EXPECT_EQ(ListAll(*fs_, d, 7).size(), 42u);
+}
+
 TEST_F(ReadDirTest, CookiesStayValidWhileDirectoryChanges) {
   Ino d = MakeDir(kRootIno, "d");
   for (int i = 0; i < 100; ++i) MakeFile(d, "f" + std::to_string(i));

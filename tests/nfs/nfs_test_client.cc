@@ -2,6 +2,7 @@
 
 #include <poll.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 
@@ -265,13 +266,16 @@ int NfsClient::SetMode(const std::string& fh, uint32_t mode) {
 }
 
 int NfsClient::ListDir(const std::string& dir, bool plus,
-                       std::vector<std::pair<std::string, uint64_t>>* out, uint32_t count) {
+                       std::vector<std::pair<std::string, uint64_t>>* out, uint32_t count,
+                       size_t* most_in_one_reply) {
   out->clear();
+  if (most_in_one_reply != nullptr) *most_in_one_reply = 0;
   uint64_t cookie = 0;
   bool eof = false;
   int status = NFS3_OK;
   while (!eof && status == NFS3_OK) {
     status = -1;
+    const size_t before = out->size();
     bool called;
     if (plus) {
       READDIRPLUS3args args;
@@ -306,6 +310,9 @@ int NfsClient::ListDir(const std::string& dir, bool plus,
       });
     }
     if (!called) return -1;
+    if (most_in_one_reply != nullptr) {
+      *most_in_one_reply = std::max(*most_in_one_reply, out->size() - before);
+    }
   }
   return status;
 }

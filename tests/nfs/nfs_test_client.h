@@ -94,9 +94,10 @@ class NfsClient {
   int Remove(const std::string& dir, const std::string& name);
   int Rmdir(const std::string& dir, const std::string& name);
   int SetMode(const std::string& fh, uint32_t mode);
-  // READDIR (or READDIRPLUS) until eof: name -> fileid, in order.
+  // READDIR (or READDIRPLUS) until eof: name -> fileid, in order;
+  // `most_in_one_reply`, when given, the most entries a reply carried.
   int ListDir(const std::string& dir, bool plus, std::vector<std::pair<std::string, uint64_t>>* out,
-              uint32_t count = 4096);
+              uint32_t count = 4096, size_t* most_in_one_reply = nullptr);
 
  private:
   std::unique_ptr<RpcClient> mount_;
