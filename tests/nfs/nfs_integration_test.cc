@@ -519,7 +519,6 @@ TEST_F(NfsIntegrationTest, ReadDirRepliesFillTheClientsLimit) {
     ASSERT_EQ(client_->Create(dir_, std::string(1 + i % 37, 'n') + std::to_string(i), UNCHECKED, 0644),
               NFS3_OK);
   }
-  auto padded = [](size_t n) { return (n + 3) / 4 * 4; };
   // status, post_op_attr of the directory, cookieverf, end of list, eof.
   const size_t overhead = 4 + 4 + 84 + 8 + 4 + 4;
   for (bool plus : {false, true}) {
@@ -528,66 +527,23 @@ TEST_F(NfsIntegrationTest, ReadDirRepliesFillTheClientsLimit) {
       uint64_t cookie = 0;
       size_t listed = 0;
       bool eof = false;
-      std::vector<size_t> sizes;  // of every entry, in order
-      std::vector<size_t> reply_ends;  // entries listed when each reply ended
+      std::vector<NfsClient::ListedEntry> page;
+      size_t last_used = 0;  // of the reply before
       for (int guard = 0; guard < 1000 && !eof; ++guard) {
-        int status = -1;
+        ASSERT_EQ(client_->ReadDirPage(dir_, plus, cookie, limit, &page, &eof), NFS3_OK);
+        ASSERT_FALSE(page.empty());
+        // The reply before stopped only for want of room: this one's first
+        // entry did not fit there.
+        if (guard > 0) EXPECT_GT(last_used + page[0].xdr_bytes, limit) << "reply " << guard - 1;
         size_t used = overhead;
-        auto add = [&](const char* name, uint64_t next, size_t extra) {
-          size_t bytes = 4 + 8 + 4 + padded(std::strlen(name)) + 8 + extra;
-          used += bytes;
-          sizes.push_back(bytes);
-          cookie = next;
-          ++listed;
-        };
-        if (plus) {
-          READDIRPLUS3args args;
-          std::memset(&args, 0, sizeof(args));
-          args.dir = Fh(dir_);
-          args.cookie = cookie;
-          args.dircount = limit;
-          args.maxcount = limit;
-          client_->nfs().Call<READDIRPLUS3res>(rpc_nfs3_readdirplus_async, &args, [&](READDIRPLUS3res* res) {
-            status = res->status;
-            if (status != NFS3_OK) return;
-            for (entryplus3* e = res->READDIRPLUS3res_u.resok.reply.entries; e; e = e->nextentry) {
-              size_t extra = 4 + (e->name_attributes.attributes_follow ? 84 : 0) + 4;
-              if (e->name_handle.handle_follows) {
-                extra += 4 + padded(e->name_handle.post_op_fh3_u.handle.data.data_len);
-              }
-              add(e->name, e->cookie, extra);
-            }
-            eof = res->READDIRPLUS3res_u.resok.reply.eof;
-          });
-        } else {
-          READDIR3args args;
-          std::memset(&args, 0, sizeof(args));
-          args.dir = Fh(dir_);
-          args.cookie = cookie;
-          args.count = limit;
-          client_->nfs().Call<READDIR3res>(rpc_nfs3_readdir_async, &args, [&](READDIR3res* res) {
-            status = res->status;
-            if (status != NFS3_OK) return;
-            for (entry3* e = res->READDIR3res_u.resok.reply.entries; e; e = e->nextentry) {
-              add(e->name, e->cookie, 0);
-            }
-            eof = res->READDIR3res_u.resok.reply.eof;
-          });
-        }
-        ASSERT_EQ(status, NFS3_OK);
+        for (const auto& e : page) used += e.xdr_bytes;
         EXPECT_LE(used, limit);
-        reply_ends.push_back(listed);
+        last_used = used;
+        listed += page.size();
+        cookie = page.back().cookie;
       }
       EXPECT_TRUE(eof);
       EXPECT_EQ(listed, 122u);
-      // Every reply but the last stopped only for want of room.
-      size_t first = 0;
-      for (size_t r = 0; r + 1 < reply_ends.size(); ++r) {
-        size_t used = overhead;
-        for (size_t i = first; i < reply_ends[r]; ++i) used += sizes[i];
-        EXPECT_GT(used + sizes[reply_ends[r]], limit) << "reply " << r;
-        first = reply_ends[r];
-      }
     }
   }
   // More entries than the server asks of its core at once still come in

@@ -265,6 +265,53 @@ int NfsClient::SetMode(const std::string& fh, uint32_t mode) {
   return status;
 }
 
+int NfsClient::ReadDirPage(const std::string& dir, bool plus, uint64_t cookie, uint32_t count,
+                           std::vector<ListedEntry>* page, bool* eof) {
+  page->clear();
+  *eof = false;
+  auto padded = [](size_t n) { return (n + 3) / 4 * 4; };
+  // "an entry follows", fileid, name, cookie.
+  auto entry_bytes = [&](const char* name) { return 4 + 8 + 4 + padded(std::strlen(name)) + 8; };
+  int status = -1;
+  bool called;
+  if (plus) {
+    READDIRPLUS3args args;
+    std::memset(&args, 0, sizeof(args));
+    args.dir = Fh(dir);
+    args.cookie = cookie;
+    args.dircount = count;
+    args.maxcount = count;
+    called = nfs_->Call<READDIRPLUS3res>(rpc_nfs3_readdirplus_async, &args, [&](READDIRPLUS3res* res) {
+      status = res->status;
+      if (res->status != NFS3_OK) return;
+      for (entryplus3* e = res->READDIRPLUS3res_u.resok.reply.entries; e; e = e->nextentry) {
+        size_t bytes = entry_bytes(e->name) + 4 + 4;  // and the two "follows" flags
+        if (e->name_attributes.attributes_follow) bytes += 84;
+        if (e->name_handle.handle_follows) {
+          bytes += 4 + padded(e->name_handle.post_op_fh3_u.handle.data.data_len);
+        }
+        page->push_back({e->name, e->fileid, e->cookie, bytes});
+      }
+      *eof = res->READDIRPLUS3res_u.resok.reply.eof;
+    });
+  } else {
+    READDIR3args args;
+    std::memset(&args, 0, sizeof(args));
+    args.dir = Fh(dir);
+    args.cookie = cookie;
+    args.count = count;
+    called = nfs_->Call<READDIR3res>(rpc_nfs3_readdir_async, &args, [&](READDIR3res* res) {
+      status = res->status;
+      if (res->status != NFS3_OK) return;
+      for (entry3* e = res->READDIR3res_u.resok.reply.entries; e; e = e->nextentry) {
+        page->push_back({e->name, e->fileid, e->cookie, entry_bytes(e->name)});
+      }
+      *eof = res->READDIR3res_u.resok.reply.eof;
+    });
+  }
+  return called ? status : -1;
+}
+
 int NfsClient::ListDir(const std::string& dir, bool plus,
                        std::vector<std::pair<std::string, uint64_t>>* out, uint32_t count,
                        size_t* most_in_one_reply) {
@@ -272,49 +319,17 @@ int NfsClient::ListDir(const std::string& dir, bool plus,
   if (most_in_one_reply != nullptr) *most_in_one_reply = 0;
   uint64_t cookie = 0;
   bool eof = false;
-  int status = NFS3_OK;
-  while (!eof && status == NFS3_OK) {
-    status = -1;
-    const size_t before = out->size();
-    bool called;
-    if (plus) {
-      READDIRPLUS3args args;
-      std::memset(&args, 0, sizeof(args));
-      args.dir = Fh(dir);
-      args.cookie = cookie;
-      args.dircount = count;
-      args.maxcount = count;
-      called = nfs_->Call<READDIRPLUS3res>(rpc_nfs3_readdirplus_async, &args, [&](READDIRPLUS3res* res) {
-        status = res->status;
-        if (res->status != NFS3_OK) return;
-        for (entryplus3* e = res->READDIRPLUS3res_u.resok.reply.entries; e; e = e->nextentry) {
-          out->emplace_back(e->name, e->fileid);
-          cookie = e->cookie;
-        }
-        eof = res->READDIRPLUS3res_u.resok.reply.eof;
-      });
-    } else {
-      READDIR3args args;
-      std::memset(&args, 0, sizeof(args));
-      args.dir = Fh(dir);
-      args.cookie = cookie;
-      args.count = count;
-      called = nfs_->Call<READDIR3res>(rpc_nfs3_readdir_async, &args, [&](READDIR3res* res) {
-        status = res->status;
-        if (res->status != NFS3_OK) return;
-        for (entry3* e = res->READDIR3res_u.resok.reply.entries; e; e = e->nextentry) {
-          out->emplace_back(e->name, e->fileid);
-          cookie = e->cookie;
-        }
-        eof = res->READDIR3res_u.resok.reply.eof;
-      });
+  std::vector<ListedEntry> page;
+  while (!eof) {
+    int status = ReadDirPage(dir, plus, cookie, count, &page, &eof);
+    if (status != NFS3_OK) return status;
+    for (const ListedEntry& e : page) {
+      out->emplace_back(e.name, e.fileid);
+      cookie = e.cookie;
     }
-    if (!called) return -1;
-    if (most_in_one_reply != nullptr) {
-      *most_in_one_reply = std::max(*most_in_one_reply, out->size() - before);
-    }
+    if (most_in_one_reply != nullptr) *most_in_one_reply = std::max(*most_in_one_reply, page.size());
   }
-  return status;
+  return NFS3_OK;
 }
 
 }  // namespace pail::nfs::test

@@ -94,6 +94,16 @@ class NfsClient {
   int Remove(const std::string& dir, const std::string& name);
   int Rmdir(const std::string& dir, const std::string& name);
   int SetMode(const std::string& fh, uint32_t mode);
+  // One entry of a READDIR(PLUS) reply, and the bytes RFC 1813 encodes it in.
+  struct ListedEntry {
+    std::string name;
+    uint64_t fileid = 0;
+    uint64_t cookie = 0;
+    size_t xdr_bytes = 0;
+  };
+  // One READDIR (or READDIRPLUS, dircount = maxcount = count) from `cookie`.
+  int ReadDirPage(const std::string& dir, bool plus, uint64_t cookie, uint32_t count,
+                  std::vector<ListedEntry>* page, bool* eof);
   // READDIR (or READDIRPLUS) until eof: name -> fileid, in order;
   // `most_in_one_reply`, when given, the most entries a reply carried.
   int ListDir(const std::string& dir, bool plus, std::vector<std::pair<std::string, uint64_t>>* out,
