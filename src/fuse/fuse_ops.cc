@@ -72,6 +72,7 @@ void OnInit(void* userdata, fuse_conn_info* conn) {
 
 void OnLookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
   fs::FsResult<fs::Attr> r = Fs(req).Lookup(CredentialsOf(req), parent, name);
+  if (r.ok() || r.error() == ENOENT) Context(req).listing_hints.NoteLookup(parent, r.ok());
   if (!r.ok() && r.error() == ENOENT) {
     // ino 0 with a timeout: the kernel remembers the name is absent.
     fuse_entry_param e{};
@@ -375,10 +376,14 @@ void ReadDirectory(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, bool 
     return;
   }
   // The core lists what fits, so no attributes are loaded for entries the
-  // reply would leave out.
+  // reply would leave out. A page past the first that only creators'
+  // lookups asked for goes without them (listing_hints.h); every page, as
+  // in the kernel, starts the record of lookups for the next.
   fs::ReadDirLimit limit(size, plus ? DirentPlusBytes : DirentBytes);
+  const bool wanted = Context(req).listing_hints.AttributesWanted(ino);
+  const bool attrs = plus && (off == 0 || wanted);
   fs::FsResult<fs::ReadDirResult> r =
-      Fs(req).ReadDir(CredentialsOf(req), ino, static_cast<uint64_t>(off), limit, plus);
+      Fs(req).ReadDir(CredentialsOf(req), ino, static_cast<uint64_t>(off), limit, attrs);
   if (!r.ok()) {
     // An offset the directory never issued (a stray seekdir).
     ReplyErr(req, r.error() == fs::kErrBadCookie ? EINVAL : r.error());

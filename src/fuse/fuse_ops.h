@@ -7,6 +7,7 @@
 #include "fs/filesystem.h"
 #include "fuse/device_io.h"
 #include "fuse/fuse_lowlevel_include.h"
+#include "fuse/listing_hints.h"
 #include "util/thread_pool.h"
 
 namespace pail::fuse {
@@ -23,6 +24,8 @@ struct FuseContext {
   ThreadPool* sync_pool = nullptr;
   // The device hooks' memory of the INIT handshake (device_io.h).
   InitHandshake init;
+  // Which READDIRPLUS pages get attributes (listing_hints.h).
+  ListingHints listing_hints;
 };
 
 const fuse_lowlevel_ops& FuseOperations();
