@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "fs/key_codec.h"
+#include "util/hash_slot.h"
 
 namespace pail::fs {
 
@@ -88,9 +89,6 @@ void ChangeSequences::RaiseTo(std::atomic<uint64_t>* slot, uint64_t sequence) {
   }
 }
 
-size_t ChangeSequences::SlotOf(Ino ino) {
-  // Fibonacci hashing: consecutive inode numbers land far apart.
-  return static_cast<size_t>((ino * 0x9E3779B97F4A7C15ull) >> (64 - kSlotBits));
-}
+size_t ChangeSequences::SlotOf(Ino ino) { return HashSlot(ino, kSlotBits); }
 
 }  // namespace pail::fs

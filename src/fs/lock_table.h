@@ -16,15 +16,17 @@
 #include <vector>
 
 #include "fs/filesystem.h"
+#include "util/hash_slot.h"
 #include "util/mutex.h"
 
 namespace pail::fs {
 
 class LockTable {
  public:
-  static constexpr size_t kSlots = 1024;
+  static constexpr int kSlotBits = 10;
+  static constexpr size_t kSlots = size_t{1} << kSlotBits;
 
-  size_t SlotOf(Ino ino) const { return (ino * 0x9E3779B97F4A7C15ull) >> 54; }
+  size_t SlotOf(Ino ino) const { return HashSlot(ino, kSlotBits); }
   Mutex& slot(size_t i) { return slots_[i]; }
   // Aborts (debug and sanitizer builds) unless this thread holds ino's slot.
   void AssertHeld(Ino ino) const { slots_[SlotOf(ino)].AssertHeld(); }

@@ -29,6 +29,7 @@
 
 #include "fs/inode_record.h"
 #include "fs/key_codec.h"
+#include "util/hash_slot.h"
 #include "util/mutex.h"
 
 namespace pail::fs {
@@ -95,7 +96,8 @@ class RecordCache {
   size_t capacity() const { return shard_capacity_ * kShards; }
 
  private:
-  static constexpr size_t kShards = 16;
+  static constexpr int kShardBits = 4;
+  static constexpr size_t kShards = size_t{1} << kShardBits;
   using Entry = std::pair<Key, Value>;
   struct Shard {
     Mutex mu;
@@ -107,7 +109,7 @@ class RecordCache {
   };
 
   Shard& ShardOf(const Key& key) {
-    return shards_[(std::hash<Key>{}(key) * 0x9E3779B97F4A7C15ull) >> 60];
+    return shards_[HashSlot(std::hash<Key>{}(key), kShardBits)];
   }
 
   void Put(Shard& s, const Key& key, const Value& v) REQUIRES(s.mu) {

@@ -24,6 +24,8 @@
 #include <atomic>
 #include <cstdint>
 
+#include "util/hash_slot.h"
+
 namespace pail::fuse {
 
 class ListingHints {
@@ -56,14 +58,12 @@ class ListingHints {
 
  private:
   static constexpr uint64_t kFound = 1;
-  static constexpr size_t kSlots = 4096;
+  static constexpr int kSlotBits = 12;
 
-  std::atomic<uint64_t>& SlotOf(uint64_t dir) {
-    return slots_[(dir * 0x9E3779B97F4A7C15ull) >> 52];  // the top 12 bits: 4096 slots
-  }
+  std::atomic<uint64_t>& SlotOf(uint64_t dir) { return slots_[HashSlot(dir, kSlotBits)]; }
 
   // dir << 1 | kFound when a lookup found a name since the last page; 0: none.
-  std::array<std::atomic<uint64_t>, kSlots> slots_{};
+  std::array<std::atomic<uint64_t>, size_t{1} << kSlotBits> slots_{};
 };
 
 }  // namespace pail::fuse

@@ -18,6 +18,7 @@
 #include <gtest/gtest.h>
 
 #include "mounted_fs_test.h"
+#include "util/hash_slot.h"
 
 namespace pail::fuse {
 namespace {
@@ -47,8 +48,7 @@ TEST(ListingHints, ADirectoryWhoseSlotWasTakenKeepsTheKernelsChoice) {
   ListingHints hints;
   // Find a directory sharing directory 5's slot.
   uint64_t other = 6;
-  auto slot = [](uint64_t dir) { return (dir * 0x9E3779B97F4A7C15ull) >> 52; };
-  while (slot(other) != slot(5)) ++other;
+  while (HashSlot(other, 12) != HashSlot(5, 12)) ++other;
   hints.NoteLookup(5, false);
   hints.NoteLookup(other, false);
   EXPECT_TRUE(hints.AttributesWanted(5));
