@@ -13,6 +13,7 @@
 #include <future>
 #include <string>
 #include <thread>
+#include <tuple>
 
 #include "mounted_fs_test.h"
 #include "util/mutex.h"
@@ -129,8 +130,14 @@ TEST_F(SyncPoolTest, OtherRequestsRunWhileAnFsyncWaitsForTheBucket) {
   close(fd);
 
   // Counted once, with the time it waited (at least the 200 ms above), by
-  // the thread that answered it.
-  const auto [fsyncs_after, fsync_seconds_after] = FuseOpTotals("fsync");
+  // the thread that answered it. That thread records it after its reply,
+  // which may reach the caller first: wait for the count to move.
+  auto [fsyncs_after, fsync_seconds_after] = FuseOpTotals("fsync");
+  for (auto deadline = std::chrono::steady_clock::now() + 10s;
+       fsyncs_after == fsyncs_before && std::chrono::steady_clock::now() < deadline;) {
+    std::this_thread::sleep_for(1ms);
+    std::tie(fsyncs_after, fsync_seconds_after) = FuseOpTotals("fsync");
+  }
   EXPECT_EQ(fsyncs_after - fsyncs_before, 1);
   EXPECT_GE(fsync_seconds_after - fsync_seconds_before, 0.2);
 }
