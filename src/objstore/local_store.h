@@ -7,9 +7,10 @@
 //
 // Writes are atomic and durable: the body goes to a temp file which is
 // fsynced, then renamed (or, for put-if-absent, hard-linked, which fails if
-// the name exists) into place, and the directory is fsynced. Conditional
-// writes and deletes serialise on an flock of ".lock", so they are atomic
-// against other processes sharing the directory too.
+// the name exists) into place, and the directory is fsynced. Naming and
+// deleting serialise on an flock of ".lock", so conditional writes are
+// atomic against other processes sharing the directory too; the flushes
+// stay outside it, so concurrent puts overlap them.
 #pragma once
 
 #include "objstore/object_store.h"
