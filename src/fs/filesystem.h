@@ -270,6 +270,12 @@ struct ReadDirLimit {
   size_t (*entry_bytes)(std::string_view name) = nullptr;
 };
 
+// The most entries a protocol asks of one ReadDir when its reply could hold
+// more. A DirEntry takes several times its bytes on the wire, so a 1 MiB
+// reply of short names is filled from batches rather than first held as
+// tens of thousands of entries.
+constexpr size_t kReadDirBatch = 1024;
+
 struct ReadDirResult {
   // Empty only at the end of the directory (eof) or when the next entry
   // alone does not fit the limit (not eof): entries removed while listing

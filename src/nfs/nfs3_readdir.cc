@@ -19,8 +19,6 @@ namespace pail::nfs {
 
 namespace {
 
-// Entries asked of the core per call.
-constexpr size_t kReadDirBatch = 1024;
 // status + post_op_attr(dir) + cookieverf + "no more entries" + eof.
 constexpr size_t kReplyOverheadBytes = 4 + 4 + 84 + 8 + 4 + 4;
 
@@ -66,10 +64,9 @@ AcceptStat Nfs3Program::ReadDir(const Cred& cred, XdrDecoder& args, XdrEncoder& 
   // The core lists what the reply has room for, priced with attributes
   // (when the caller may not search the directory and gets none, the reply
   // holds fewer entries than it could, and the client asks again), at most
-  // kReadDirBatch at a time so that a 1 MiB reply of short names is not
-  // first held as tens of thousands of entries.
+  // fs::kReadDirBatch at a time.
   fs::ReadDirLimit room(budget - kReplyOverheadBytes, plus ? EntryPlusBytes : EntryBytes);
-  room.entries = kReadDirBatch;
+  room.entries = fs::kReadDirBatch;
   bool eof = false;
   size_t encoded = 0;
   while (true) {
@@ -104,7 +101,7 @@ AcceptStat Nfs3Program::ReadDir(const Cred& cred, XdrDecoder& args, XdrEncoder& 
     eof = batch->eof;
     // Fewer than asked and not the end: the reply is full (a room of 0
     // would mean no limit at all).
-    if (eof || batch->entries.size() < kReadDirBatch || room.bytes == 0) break;
+    if (eof || batch->entries.size() < fs::kReadDirBatch || room.bytes == 0) break;
   }
   out.Bool(false);  // no more entries in this reply
   out.Bool(eof);

@@ -265,6 +265,45 @@ TEST_F(NinepTest, ReaddirOffsetsAreStableWhileTheDirectoryChanges) {
   EXPECT_EQ(c_->Readdir(3, 0, 4096, &ents), ENOTDIR);
 }
 
+// The server asks the core for at most 1,024 entries at a time and keeps
+// filling the reply while the client's count has room.
+TEST_F(NinepTest, ReaddirFillsLargeCountsAcrossCoreBatches) {
+  constexpr int kFiles = 3000;
+  for (int i = 0; i < kFiles; i++) {
+    ASSERT_EQ(c_->Mkdir(1, "e" + std::to_string(10000 + i), 0755), 0);
+  }
+  ASSERT_EQ(c_->Walk(1, 2, {}), 0);
+  ASSERT_EQ(c_->Lopen(2, 0), 0);
+  auto wire_bytes = [](const P9Dirent& e) { return 13 + 8 + 1 + 2 + e.name.size(); };
+
+  std::vector<P9Dirent> all;
+  ASSERT_EQ(c_->Readdir(2, 0, 200000, &all), 0);
+  EXPECT_EQ(all.size(), kFiles + 2u);  // one reply: every name and the dots
+
+  // A count between batches: the reply holds exactly what fits.
+  constexpr uint32_t kCount = 40000;
+  std::set<std::string> seen;
+  uint64_t offset = 0;
+  for (;;) {
+    std::vector<P9Dirent> ents;
+    ASSERT_EQ(c_->Readdir(2, offset, kCount, &ents), 0);
+    if (ents.empty()) break;
+    size_t used = 0;
+    for (const P9Dirent& e : ents) {
+      used += wire_bytes(e);
+      EXPECT_TRUE(seen.insert(e.name).second) << "duplicate " << e.name;
+      offset = e.offset;
+    }
+    EXPECT_LE(used, kCount);
+    std::vector<P9Dirent> next;
+    ASSERT_EQ(c_->Readdir(2, offset, kCount, &next), 0);
+    if (!next.empty()) {
+      EXPECT_GT(used + wire_bytes(next.front()), kCount) << "room left for " << next.front().name;
+    }
+  }
+  EXPECT_EQ(seen.size(), kFiles + 2u);
+}
+
 TEST_F(NinepTest, NamespaceOperations) {
   MakeFile(2, "f", "data");
   ASSERT_EQ(c_->Mkdir(1, "dir", 0750), 0);
