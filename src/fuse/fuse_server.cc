@@ -24,6 +24,7 @@
 #include "fuse/request_loop.h"
 #include "metrics/protocol_metrics.h"
 #include "util/mutex.h"
+#include "util/thread_priority.h"
 
 namespace pail::fuse {
 
@@ -174,7 +175,9 @@ Status FuseServer::Impl::Start() {
   // before the loop starts loses none.
   if (options_.invalidator != nullptr) options_.invalidator->Attach(session_);
   metrics::ProtocolMetrics::For("fuse").ConnectionOpened();
-  sync_pool_ = std::make_unique<ThreadPool>(options_.threads, kSyncBacklog);
+  // The pool answers fsyncs, so its threads run ahead of their callers
+  // like the request loop's (thread_priority.h).
+  sync_pool_ = std::make_unique<ThreadPool>(options_.threads, kSyncBacklog, kRequestThreadNice);
   context_.sync_pool = sync_pool_.get();
   loop_ = std::thread([this] { RunLoop(); });
 

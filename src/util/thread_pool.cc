@@ -1,10 +1,17 @@
 #include "util/thread_pool.h"
 
+#include "util/thread_priority.h"
+
 namespace pail {
 
-ThreadPool::ThreadPool(size_t threads, size_t backlog) : capacity_(threads + backlog) {
+ThreadPool::ThreadPool(size_t threads, size_t backlog, int nice) : capacity_(threads + backlog) {
   threads_.reserve(threads);
-  for (size_t i = 0; i < threads; ++i) threads_.emplace_back([this] { Run(); });
+  for (size_t i = 0; i < threads; ++i) {
+    threads_.emplace_back([this, nice] {
+      if (nice != 0) SetThreadNice(nice);
+      Run();
+    });
+  }
 }
 
 ThreadPool::~ThreadPool() {

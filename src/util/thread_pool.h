@@ -16,7 +16,9 @@ namespace pail {
 
 class ThreadPool {
  public:
-  ThreadPool(size_t threads, size_t backlog);
+  // `nice`, when not 0, is each thread's nice value (see thread_priority.h;
+  // without the privilege to raise it the threads run at the process's).
+  ThreadPool(size_t threads, size_t backlog, int nice = 0);
   // Runs the queued tasks, then joins the threads.
   ~ThreadPool();
   ThreadPool(const ThreadPool&) = delete;

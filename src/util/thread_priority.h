@@ -6,8 +6,11 @@
 // machine a request waits behind the time slices of the very processes
 // waiting for it. Ten stress-ng stressors at once over FUSE on 2 cores
 // (docs/benchmarks.md, session 27) ran up to twice as many operations
-// each with the request threads at nice -10. Background work (compactions, uploads,
-// segment collection) keeps the normal priority.
+// each with the request threads at nice -10: FUSE's request loop and, since
+// session 30, its fsync pool. The NFS server's threads at -10 did worse
+// against libnfs clients on the same processors (more server CPU per
+// operation), so the socket servers keep the normal priority, as does
+// background work (compactions, uploads, segment collection).
 #pragma once
 
 namespace pail {

@@ -6,7 +6,12 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <latch>
+#include <mutex>
+#include <vector>
 #include <thread>
+
+#include "util/thread_pool.h"
 
 namespace pail {
 namespace {
@@ -47,6 +52,30 @@ TEST(ThreadPriority, RaisingNeedsThePrivilegeAndOtherwiseChangesNothing) {
   } else {
     EXPECT_EQ(seen, set ? kRequestThreadNice : before);
   }
+  EXPECT_EQ(OwnNice(), before);
+}
+
+// Each thread of a pool given a nice value runs at it (the tasks wait for
+// each other, so each runs on a thread of its own).
+TEST(ThreadPriority, PoolThreadsRunAtTheirNice) {
+  const int before = OwnNice();
+  const int nice = before + 3;  // lowering needs no privilege
+  constexpr int kThreads = 3;
+  ThreadPool pool(kThreads, 0, nice);
+  std::latch all(kThreads);
+  std::mutex mu;
+  std::vector<int> seen;
+  for (int i = 0; i < kThreads; i++) {
+    pool.Submit([&] {
+      {
+        std::lock_guard<std::mutex> g(mu);
+        seen.push_back(OwnNice());
+      }
+      all.arrive_and_wait();
+    });
+  }
+  pool.WaitIdle();
+  EXPECT_EQ(seen, std::vector<int>(kThreads, nice));
   EXPECT_EQ(OwnNice(), before);
 }
 
