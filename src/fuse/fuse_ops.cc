@@ -11,6 +11,7 @@
 #include <string>
 #include <string_view>
 
+#include "fs/reply_listing.h"
 #include "fuse/fuse_convert.h"
 #include "fuse/op_metrics.h"
 
@@ -379,27 +380,15 @@ void ReadDirectory(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, bool 
   // reply would leave out. A page past the first that only creators'
   // lookups asked for goes without them (listing_hints.h); every page, as
   // in the kernel, starts the record of lookups for the next.
-  fs::ReadDirLimit limit(size, plus ? DirentPlusBytes : DirentBytes);
   const bool wanted = Context(req).listing_hints.AttributesWanted(ino);
   const bool attrs = plus && (off == 0 || wanted);
-  fs::FsResult<fs::ReadDirResult> r =
-      Fs(req).ReadDir(CredentialsOf(req), ino, static_cast<uint64_t>(off), limit, attrs);
-  if (!r.ok()) {
-    // An offset the directory never issued (a stray seekdir).
-    ReplyErr(req, r.error() == fs::kErrBadCookie ? EINVAL : r.error());
-    return;
-  }
-  // An empty reply ends the listing for the kernel: a buffer too small for
-  // the next entry is an error instead.
-  if (r->entries.empty() && !r->eof) {
-    ReplyErr(req, EINVAL);
-    return;
-  }
   // Not zeroed first: fuse_add_direntry(_plus) writes every byte of an
   // entry, padding included, and only the `used` bytes are sent.
   std::unique_ptr<char[]> buf(new char[size]);
   size_t used = 0;
-  for (const fs::DirEntry& entry : r->entries) {
+  bool full = false;  // only if the core's prices ever disagreed with libfuse's
+  auto encode = [&](const fs::DirEntry& entry) {
+    if (full) return;
     size_t room = size - used;
     size_t need;
     if (plus) {
@@ -422,8 +411,22 @@ void ReadDirectory(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, bool 
       need = fuse_add_direntry(req, buf.get() + used, room, entry.name.c_str(), &st,
                                static_cast<off_t>(entry.next_cookie));
     }
-    if (need > room) break;  // the next READDIR resumes at this entry
-    used += need;
+    full = need > room;  // the next READDIR resumes at this entry
+    if (!full) used += need;
+  };
+  fs::FsResult<fs::ReplyListing> r =
+      fs::ListForReply(Fs(req), CredentialsOf(req), ino, static_cast<uint64_t>(off), size,
+                       plus ? DirentPlusBytes : DirentBytes, attrs, encode);
+  if (!r.ok()) {
+    // An offset the directory never issued (a stray seekdir).
+    ReplyErr(req, r.error() == fs::kErrBadCookie ? EINVAL : r.error());
+    return;
+  }
+  // An empty reply ends the listing for the kernel: a buffer too small for
+  // the next entry is an error instead.
+  if (r->entries == 0 && !r->eof) {
+    ReplyErr(req, EINVAL);
+    return;
   }
   fuse_reply_buf(req, buf.get(), used);
 }

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <string_view>
 
+#include "fs/reply_listing.h"
 #include "nfs/nfs3_args.h"
 #include "nfs/nfs3_program.h"
 
@@ -63,48 +64,35 @@ AcceptStat Nfs3Program::ReadDir(const Cred& cred, XdrDecoder& args, XdrEncoder& 
   if (budget <= kReplyOverheadBytes) return fail(NFS3ERR_TOOSMALL);
   // The core lists what the reply has room for, priced with attributes
   // (when the caller may not search the directory and gets none, the reply
-  // holds fewer entries than it could, and the client asks again), at most
-  // fs::kReadDirBatch at a time.
-  fs::ReadDirLimit room(budget - kReplyOverheadBytes, plus ? EntryPlusBytes : EntryBytes);
-  room.entries = fs::kReadDirBatch;
-  bool eof = false;
-  size_t encoded = 0;
-  while (true) {
-    fs::FsResult<fs::ReadDirResult> batch = fs_.ReadDir(cred, dir.ino, cookie, room, plus);
-    if (!batch.ok()) {
-      if (encoded > 0) break;  // send what fits so far; the client asks again
-      return fail(ErrnoToNfsstat(batch.error()));
+  // holds fewer entries than it could, and the client asks again). The
+  // success header goes first and is taken back if the listing fails.
+  const size_t reply_at = out.size();
+  out.U32(NFS3_OK);
+  EncodePostOpAttr(out, &*dir_attr);
+  out.U64(dir_attr->generation);  // cookieverf
+  auto encode = [&out, plus](const fs::DirEntry& entry) {
+    out.Bool(true);
+    out.U64(entry.ino);
+    out.String(entry.name);
+    out.U64(entry.next_cookie);
+    if (plus) {
+      // No attributes (a directory the caller may read but not search):
+      // no handle either, exactly what READDIR would have told.
+      EncodePostOpAttr(out, entry.attr ? &*entry.attr : nullptr);
+      out.Bool(entry.attr.has_value());
+      if (entry.attr) out.Opaque(EncodeFileHandle(entry.ino, entry.attr->generation));
     }
+  };
+  fs::FsResult<fs::ReplyListing> listed =
+      fs::ListForReply(fs_, cred, dir.ino, cookie, budget - kReplyOverheadBytes,
+                       plus ? EntryPlusBytes : EntryBytes, plus, encode);
+  if (!listed.ok() || (listed->entries == 0 && !listed->eof)) {
+    out.buffer()->resize(reply_at);
     // Not even the next entry fits the client's limit.
-    if (encoded == 0 && batch->entries.empty() && !batch->eof) return fail(NFS3ERR_TOOSMALL);
-    if (encoded == 0) {
-      out.U32(NFS3_OK);
-      EncodePostOpAttr(out, &*dir_attr);
-      out.U64(dir_attr->generation);  // cookieverf
-    }
-    for (const fs::DirEntry& entry : batch->entries) {
-      room.bytes -= plus ? EntryPlusBytes(entry.name) : EntryBytes(entry.name);
-      out.Bool(true);
-      out.U64(entry.ino);
-      out.String(entry.name);
-      out.U64(entry.next_cookie);
-      if (plus) {
-        // No attributes (a directory the caller may read but not search):
-        // no handle either, exactly what READDIR would have told.
-        EncodePostOpAttr(out, entry.attr ? &*entry.attr : nullptr);
-        out.Bool(entry.attr.has_value());
-        if (entry.attr) out.Opaque(EncodeFileHandle(entry.ino, entry.attr->generation));
-      }
-      cookie = entry.next_cookie;
-    }
-    encoded += batch->entries.size();
-    eof = batch->eof;
-    // Fewer than asked and not the end: the reply is full (a room of 0
-    // would mean no limit at all).
-    if (eof || batch->entries.size() < fs::kReadDirBatch || room.bytes == 0) break;
+    return fail(listed.ok() ? NFS3ERR_TOOSMALL : ErrnoToNfsstat(listed.error()));
   }
   out.Bool(false);  // no more entries in this reply
-  out.Bool(eof);
+  out.Bool(listed->eof);
   return AcceptStat::kSuccess;
 }
 

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "fs/reply_listing.h"
 #include "ninep/session.h"
 
 namespace pail::ninep {
@@ -200,37 +201,21 @@ Session::Reply Session::Readdir(WireReader& r, uint16_t tag) {
   FidState state = f->Snapshot();
   if (!S_ISDIR(state.type)) return FsError{ENOTDIR};
   if (count == 0) return FsError{EINVAL};
-  // The core lists what the reply has room for, fs::kReadDirBatch entries
-  // at a time.
-  fs::ReadDirLimit room(count, DirEntryBytes);
-  room.entries = fs::kReadDirBatch;
   WireWriter w(kRreaddir, tag);
   size_t count_at = w.Reserve32();
-  size_t used = 0;
-  while (true) {
-    fs::FsResult<fs::ReadDirResult> batch =
-        fs_.ReadDir(f->cred(), state.ino, offset, room, /*with_attrs=*/false);
-    if (!batch.ok()) {
-      if (used > 0) break;  // send what was listed; the client asks again
-      return batch.status();
-    }
-    // An empty reply ends the listing: count too small for the next entry.
-    if (used == 0 && batch->entries.empty() && !batch->eof) return FsError{EINVAL};
-    for (const fs::DirEntry& e : batch->entries) {
-      const size_t bytes = DirEntryBytes(e.name);
-      used += bytes;
-      room.bytes -= bytes;
-      w.QidField(QidOf(e.ino, e.type));
-      w.U64(e.next_cookie);
-      w.U8(static_cast<uint8_t>(e.type >> 12));  // S_IFMT >> 12 is the DT_* value
-      w.String(e.name);
-      offset = e.next_cookie;
-    }
-    // Fewer than asked and not the end: the reply is full (a room of 0
-    // would mean no limit at all).
-    if (batch->eof || batch->entries.size() < fs::kReadDirBatch || room.bytes == 0) break;
-  }
-  w.Patch32(count_at, static_cast<uint32_t>(used));
+  const size_t entries_at = w.size();
+  auto encode = [&w](const fs::DirEntry& e) {
+    w.QidField(QidOf(e.ino, e.type));
+    w.U64(e.next_cookie);
+    w.U8(static_cast<uint8_t>(e.type >> 12));  // S_IFMT >> 12 is the DT_* value
+    w.String(e.name);
+  };
+  NINEP_ASSIGN_OR_RETURN(fs::ReplyListing listed,
+                         fs::ListForReply(fs_, f->cred(), state.ino, offset, count, DirEntryBytes,
+                                          /*with_attrs=*/false, encode));
+  // An empty reply ends the listing: count too small for the next entry.
+  if (listed.entries == 0 && !listed.eof) return FsError{EINVAL};
+  w.Patch32(count_at, static_cast<uint32_t>(w.size() - entries_at));
   return w.Finish();
 }
 

@@ -5,6 +5,7 @@
 #include <rocksdb/perf_context.h>
 #include <rocksdb/perf_level.h>
 
+#include "fs/reply_listing.h"
 #include "fs_test_util.h"
 
 namespace pail::fs::testing {
@@ -129,6 +130,53 @@ TEST_F(ReadDirTest, ByteLimitListsExactlyWhatFits) {
   EXPECT_FALSE(dot->eof);
   // A byte limit needs its price.
   EXPECT_ERRNO(fs_->ReadDir(Root(), d, 0, ReadDirLimit(100, nullptr), false), EINVAL);
+}
+
+// A reply-sized listing fills its bytes from several core batches, in
+// cookie order, stops exactly where the next entry would not fit, and says
+// when the next entry alone is too big or the directory ended.
+TEST_F(ReadDirTest, ListForReplyFillsAcrossCoreBatches) {
+  Ino d = MakeDir(kRootIno, "d");
+  const size_t files = 2 * kReadDirBatch + 500;
+  for (size_t i = 0; i < files; ++i) MakeFile(d, "f" + std::to_string(100000 + i));
+  auto ten_bytes = [](std::string_view) -> size_t { return 10; };
+  std::vector<std::string> names;
+  uint64_t last_cookie = 0;
+  auto add = [&](const DirEntry& e) {
+    names.push_back(e.name);
+    last_cookie = e.next_cookie;
+  };
+  // Room for all but the last 100 entries ("." and ".." included).
+  const size_t first_part = files + 2 - 100;
+  auto first = ListForReply(*fs_, Root(), d, 0, 10 * first_part, ten_bytes, false, add);
+  ASSERT_FS_OK(first);
+  EXPECT_EQ(first->entries, first_part);
+  EXPECT_FALSE(first->eof);
+  ASSERT_EQ(names.size(), first_part);
+  // Resumed after the last entry handed over, with room to spare.
+  auto rest = ListForReply(*fs_, Root(), d, last_cookie, 1 << 20, ten_bytes, false, add);
+  ASSERT_FS_OK(rest);
+  EXPECT_EQ(rest->entries, 100u);
+  EXPECT_TRUE(rest->eof);
+  ASSERT_EQ(names.size(), files + 2);
+  EXPECT_EQ(names[0], ".");
+  EXPECT_EQ(names[1], "..");
+  for (size_t i = 0; i < files; ++i) EXPECT_EQ(names[i + 2], "f" + std::to_string(100000 + i));
+  // Past the last entry: nothing, and the end.
+  names.clear();
+  auto end = ListForReply(*fs_, Root(), d, last_cookie, 1 << 20, ten_bytes, false, add);
+  ASSERT_FS_OK(end);
+  EXPECT_EQ(end->entries, 0u);
+  EXPECT_TRUE(end->eof);
+  // Room for no entry: nothing, and not the end.
+  auto none = ListForReply(*fs_, Root(), d, 0, 9, ten_bytes, false, add);
+  ASSERT_FS_OK(none);
+  EXPECT_EQ(none->entries, 0u);
+  EXPECT_FALSE(none->eof);
+  // A first batch's error is the answer.
+  Ino plain = MakeFile(kRootIno, "plain");
+  EXPECT_ERRNO(ListForReply(*fs_, Root(), plain, 0, 100, ten_bytes, false, add), ENOTDIR);
+  EXPECT_TRUE(names.empty());
 }
 
 // Entries whose inode went away between the scan and the attributes are
