@@ -109,12 +109,16 @@ class Connection : public std::enable_shared_from_this<Connection> {
         peer_(std::move(peer)),
         session_(server->fs, server->locks, server->options.session,
                  server->next_session.fetch_add(1)),
-        read_buffer_(kReadBufferBytes) {}
+        read_buffer_(kReadBufferBytes),
+        attach_timer_(strand_) {}
 
   const std::string& address() const { return address_; }
 
   void Start() {
-    asio::dispatch(strand_, [self = shared_from_this()] { self->ReadMore(); });
+    asio::dispatch(strand_, [self = shared_from_this()] {
+      self->StartAttachTimer();
+      self->ReadMore();
+    });
   }
   void Close() {
     asio::dispatch(strand_, [self = shared_from_this()] { self->CloseOnStrand(); });
@@ -333,7 +337,21 @@ class Connection : public std::enable_shared_from_this<Connection> {
         }));
   }
 
+  // On the strand. The timer's handler runs there too (its executor).
+  void StartAttachTimer() {
+    const std::chrono::seconds timeout = server_->options.attach_timeout;
+    if (timeout.count() == 0) return;
+    attach_timer_.expires_after(timeout);
+    attach_timer_.async_wait([self = shared_from_this(), timeout](asio::error_code ec) {
+      if (ec || self->session_.attached()) return;
+      spdlog::warn("9p: closing connection from {}: no attach within {} s", self->peer_,
+                   timeout.count());
+      self->CloseOnStrand();
+    });
+  }
+
   void CloseOnStrand() {
+    attach_timer_.cancel();  // its handler holds the connection
     {
       MutexLock lock(&mu_);
       if (closed_) return;
@@ -359,6 +377,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   bool reading_ = false;
   std::string message_;  // the message being assembled
   uint32_t message_size_ = 0;
+  asio::steady_timer attach_timer_;  // strand only
   // Shared with the workers.
   Mutex mu_;
   std::map<uint16_t, std::shared_ptr<Pending>> pending_ GUARDED_BY(mu_);

@@ -16,12 +16,14 @@
 // max_buffered_bytes of requests and unsent replies) are outstanding the
 // connection stops reading until replies drain; the session holds at most
 // max_fids fids. Connections past the access policy's max_connections, or
-// its max_connections_per_client from one address, are closed on accept;
-// there is no idle timeout, since the kernel client does not reconnect.
+// its max_connections_per_client from one address, are closed on accept,
+// and so is a connection that has not attached within attach_timeout.
+// There is no idle timeout, since the kernel client does not reconnect.
 // Byte-range locks live in one table shared by every connection; a
 // connection's locks go when it closes. See docs/ninep.md.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -44,6 +46,9 @@ struct NinepServerOptions {
   unsigned io_threads = 0;
   size_t max_tags = 256;
   size_t max_buffered_bytes = 32u << 20;
+  // A connection with no successful Tattach by then is closed, so sockets
+  // that never get going cannot hold every connection slot. 0: never.
+  std::chrono::seconds attach_timeout{60};
   SessionOptions session;
 };
 

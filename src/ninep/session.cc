@@ -219,6 +219,7 @@ Session::Reply Session::Attach(WireReader& r, uint16_t tag) {
   state.type = attr->type();
   NINEP_RETURN_IF_ERROR(
       fids_.Insert(fid, std::make_shared<Fid>(fs_, cred, attr->ino, std::move(state))));
+  attached_ = true;
   WireWriter w(kRattach, tag);
   w.QidField(QidOf(*attr));
   return w.Finish();

@@ -59,6 +59,8 @@ class Session {
   std::optional<std::string> TryHandle(std::string_view request);
   // The negotiated message size (max_msize until Tversion).
   uint32_t msize() const { return msize_.load(); }
+  // A Tattach has succeeded: the client got past setting up.
+  bool attached() const { return attached_.load(); }
 
   // An Rlerror for `tag`.
   static std::string ErrorReply(uint16_t tag, int errno_value);
@@ -113,6 +115,7 @@ class Session {
   const SessionOptions options_;
   const uint64_t id_;
   std::atomic<uint32_t> msize_;
+  std::atomic<bool> attached_{false};
   FidTable fids_;
 };
 

@@ -150,7 +150,6 @@ Status ReadAccessPolicy(TableReader& r, AccessPolicy* policy) {
   policy->squash = *parsed;
   PAIL_RETURN_IF_ERROR(r.Unsigned("anonuid", &policy->anonuid, 0, UINT32_MAX));
   PAIL_RETURN_IF_ERROR(r.Unsigned("anongid", &policy->anongid, 0, UINT32_MAX));
-  PAIL_RETURN_IF_ERROR(r.Seconds("idle_timeout_seconds", &policy->limits.idle_timeout, 86400));
   return Status::OK();
 }
 
@@ -285,6 +284,8 @@ Result<Config> Config::Parse(std::string_view text, const std::string& source) {
       PAIL_RETURN_IF_ERROR(r.StringList("addresses", &c.nfs.addresses));
       PAIL_RETURN_IF_ERROR(r.String("commit", &c.nfs.commit));
       PAIL_RETURN_IF_ERROR(ReadAccessPolicy(r, &c.nfs.access));
+      PAIL_RETURN_IF_ERROR(
+          r.Seconds("idle_timeout_seconds", &c.nfs.access.limits.idle_timeout, 86400));
       PAIL_RETURN_IF_ERROR(r.RejectUnknown());
       if (c.nfs.addresses.empty()) c.nfs.addresses = {"127.0.0.1:2049"};
       if (c.nfs.commit != "async" && c.nfs.commit != "durable") {
@@ -298,6 +299,7 @@ Result<Config> Config::Parse(std::string_view text, const std::string& source) {
       PAIL_RETURN_IF_ERROR(r.String("unix_socket", &c.ninep.unix_socket));
       PAIL_RETURN_IF_ERROR(r.Unsigned("max_msize", &c.ninep.max_msize, 4096, 16u << 20));
       PAIL_RETURN_IF_ERROR(ReadAccessPolicy(r, &c.ninep.access));
+      PAIL_RETURN_IF_ERROR(r.Seconds("attach_timeout_seconds", &c.ninep.attach_timeout, 86400));
       PAIL_RETURN_IF_ERROR(r.RejectUnknown());
       if (c.ninep.addresses.empty() && c.ninep.unix_socket.empty()) {
         c.ninep.addresses = {"127.0.0.1:5564"};
@@ -431,6 +433,8 @@ addresses = ["127.0.0.1:5564"]
 # max_msize = 1048576
 # The same client policy as NFS (allowed_clients, squash, anonuid, anongid,
 # secure_port, max_connections); the defaults serve loopback and squash root.
+# A connection that has not attached within this is closed (0: never).
+# attach_timeout_seconds = 60
 
 # [servers.nbd]
 # Every regular file in /.nbd/ is an NBD export of that name:

@@ -51,6 +51,9 @@ struct Config {
     std::vector<std::string> addresses;
     std::string unix_socket;
     uint32_t max_msize = 1u << 20;
+    // No idle timeout (the kernel client does not reconnect), but a
+    // connection that has not attached by then is closed. 0: never.
+    std::chrono::seconds attach_timeout{60};
     AccessPolicy access;
   } ninep;
   struct Nbd {

@@ -208,6 +208,7 @@ Status RunServer(const Config& config) {
     options.addresses = config.ninep.addresses;
     options.unix_socket = config.ninep.unix_socket;
     options.session.max_msize = config.ninep.max_msize;
+    options.attach_timeout = config.ninep.attach_timeout;
     options.session.identity = config.ninep.access;
     ninep_server = std::make_unique<ninep::NinepServer>(*shared_fs, options);
     started = ninep_server->Start();

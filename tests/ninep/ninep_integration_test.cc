@@ -675,6 +675,35 @@ TEST_F(NinepTest, UnixSocketServesTheSameFilesystem) {
   EXPECT_EQ(data, "over unix");
 }
 
+// Its own server with a 1 s attach timeout: connections that never attach
+// (silent, or stopped after Tversion) are closed; an attached one is not,
+// however long it stays idle.
+TEST(NinepAttachTimeoutTest, ConnectionsThatNeverAttachAreClosed) {
+  ServerProcess server(ServerProcess::ServersSection([](const std::string& address) {
+    return "[servers.ninep]\naddresses = [\"" + address +
+           "\"]\nsquash = \"none\"\nattach_timeout_seconds = 1\n";
+  }));
+  ASSERT_TRUE(server.Start()) << server.log();
+  auto attached = P9Client::ConnectTcp(server.port());
+  ASSERT_NE(attached, nullptr);
+  ASSERT_EQ(attached->Start(), 0);
+  auto silent = P9Client::ConnectTcp(server.port());
+  ASSERT_NE(silent, nullptr);
+  auto versioned = P9Client::ConnectTcp(server.port());
+  ASSERT_NE(versioned, nullptr);
+  ASSERT_EQ(versioned->Version(8192, "9P2000.L"), 0);
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_TRUE(silent->WaitClosed(10000));
+  EXPECT_TRUE(versioned->WaitClosed(10000));
+  EXPECT_GE(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(500));
+  // Well past the timeout, the attached connection still answers.
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  P9Attr a;
+  EXPECT_EQ(attached->Getattr(0, &a), 0);
+  EXPECT_NE(server.log().find("no attach within 1 s"), std::string::npos) << server.log();
+  EXPECT_TRUE(server.Stop()) << server.log();
+}
+
 // Its own server: write, fsync, SIGKILL, restart, read back; a fid of the
 // old server means nothing to the new one.
 TEST(NinepDurabilityTest, FsyncedDataSurvivesSigkill) {

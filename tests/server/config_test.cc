@@ -69,6 +69,7 @@ unix_socket = "/run/p9.sock"
 max_msize = 65536
 anonuid = 7
 squash = "none"
+attach_timeout_seconds = 5
 )", "all.toml");
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   EXPECT_DOUBLE_EQ(c->cache.disk_size_gb, 2.5);
@@ -98,6 +99,7 @@ squash = "none"
   EXPECT_EQ(c->ninep.access.anonuid, 7u);
   EXPECT_EQ(c->ninep.access.anongid, 65534u);
   EXPECT_EQ(c->ninep.access.squash, Squash::kNone);
+  EXPECT_EQ(c->ninep.attach_timeout, std::chrono::seconds(5));
 }
 
 TEST(Config, NinepDefaultsToLoopbackAndIsOffWithoutItsSection) {
@@ -110,6 +112,11 @@ TEST(Config, NinepDefaultsToLoopbackAndIsOffWithoutItsSection) {
   ASSERT_EQ(on->ninep.addresses.size(), 1u);
   EXPECT_EQ(on->ninep.addresses[0], "127.0.0.1:5564");
   EXPECT_EQ(on->ninep.max_msize, 1u << 20);
+  EXPECT_EQ(on->ninep.attach_timeout, std::chrono::seconds(60));
+  // 9P has no idle timeout to set: the kernel client does not reconnect.
+  EXPECT_FALSE(Config::Parse(std::string(kMinimal) + "[servers.ninep]\nidle_timeout_seconds = 60\n",
+                             "idle.toml")
+                   .ok());
   EXPECT_EQ(on->ninep.access.squash, Squash::kRoot);
   EXPECT_EQ(on->ninep.access.AllowedClientStrings(),
             (std::vector<std::string>{"127.0.0.0/8", "::1/128"}));
