@@ -14,7 +14,11 @@
 # on a shared machine hits both alike. It prints bogo ops/s (bogo ops over
 # real time, summed over the rounds) of each stressor side by side with the
 # ratio pailfs / bindfs, and any stressor that failed or whose verification
-# failed.
+# failed. Before the mix, sync_cost_bench shows what an fsync of a
+# directory and of a file costs on each mount and on the disk under bindfs:
+# bindfs answers no directory fsync (the kernel stops sending them once
+# libfuse says it lacks one), so a stressor that fsyncs its directory, as
+# the rename stressor does once a loop, compares durable syncs with none.
 #
 # Part "workloads": workloads_bench --processes P (default 8): the ten
 # small-file workloads, each run by P processes at once in directories of
@@ -28,7 +32,7 @@
 # Then the pailfs server is stopped and `pailfs fsck` checks the bucket.
 # Needs root, /dev/fuse, stress-ng and bindfs (installed with apt-get when
 # missing, saying so), and a build:
-#   cmake --build build --target pailfs workloads_bench
+#   cmake --build build --target pailfs workloads_bench sync_cost_bench
 # Prints numbers; never passes or fails on them (exit 1 only when the
 # harness itself cannot run).
 set -uo pipefail
@@ -37,6 +41,7 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${BUILD_DIR:-$ROOT/build}
 PAILFS=$BUILD/pailfs
 WORKLOADS=$BUILD/workloads_bench
+SYNC_COST=$BUILD/sync_cost_bench
 ONLY=stress,workloads
 SECONDS_PER_RUN=30
 ROUNDS=3
@@ -162,6 +167,13 @@ stress_problems() {
 }
 
 if wanted stress; then
+  echo "== sync_cost_bench: what an fsync costs, idle (bindfs-src is the disk under bindfs)"
+  if [ -x "$SYNC_COST" ]; then
+    "$SYNC_COST" --dir "$PAIL_MNT" --dir "$BIND_MNT" --dir "$WORK/bindfs-src" ||
+      log "sync_cost_bench failed"
+  else
+    log "no $SYNC_COST: skipped (cmake --build build --target sync_cost_bench)"
+  fi
   round_seconds=$(( SECONDS_PER_RUN / ROUNDS > 0 ? SECONDS_PER_RUN / ROUNDS : 1 ))
   for r in $(seq "$ROUNDS"); do
     run_stress pailfs "$PAIL_MNT" "$round_seconds"
