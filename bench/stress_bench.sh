@@ -14,7 +14,7 @@
 # on a shared machine hits both alike. It prints bogo ops/s (bogo ops over
 # real time, summed over the rounds) of each stressor side by side with the
 # ratio pailfs / bindfs, and any stressor that failed or whose verification
-# failed. Before the mix, sync_cost_bench shows what an fsync of a
+# failed. After the mix, sync_cost_bench shows what an fsync of a
 # directory and of a file costs on each mount and on the disk under bindfs:
 # bindfs answers no directory fsync (the kernel stops sending them once
 # libfuse says it lacks one), so a stressor that fsyncs its directory, as
@@ -167,13 +167,6 @@ stress_problems() {
 }
 
 if wanted stress; then
-  echo "== sync_cost_bench: what an fsync costs, idle (bindfs-src is the disk under bindfs)"
-  if [ -x "$SYNC_COST" ]; then
-    "$SYNC_COST" --dir "$PAIL_MNT" --dir "$BIND_MNT" --dir "$WORK/bindfs-src" ||
-      log "sync_cost_bench failed"
-  else
-    log "no $SYNC_COST: skipped (cmake --build build --target sync_cost_bench)"
-  fi
   round_seconds=$(( SECONDS_PER_RUN / ROUNDS > 0 ? SECONDS_PER_RUN / ROUNDS : 1 ))
   for r in $(seq "$ROUNDS"); do
     run_stress pailfs "$PAIL_MNT" "$round_seconds"
@@ -186,6 +179,13 @@ if wanted stress; then
   echo "stress-ng messages (failures, verification, exit codes):"
   stress_problems pailfs
   stress_problems bindfs
+  echo "== sync_cost_bench: what an fsync costs, after the mix, idle (bindfs-src is the disk under bindfs)"
+  if [ -x "$SYNC_COST" ]; then
+    "$SYNC_COST" --dir "$PAIL_MNT" --dir "$BIND_MNT" --dir "$WORK/bindfs-src" ||
+      log "sync_cost_bench failed"
+  else
+    log "no $SYNC_COST: skipped (cmake --build build --target sync_cost_bench)"
+  fi
 fi
 
 # run_workloads NAME DIR PID SETTLE: workload -> aggregate ops/s in
