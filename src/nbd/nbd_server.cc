@@ -27,9 +27,6 @@ using net::Socket;
 namespace {
 // Replies handed to the kernel per write (gathered into one sendmsg).
 constexpr size_t kMaxRepliesPerWrite = 64;
-// A client that has not started transmission by then is dropped, so idle
-// sockets cannot hold every connection slot.
-constexpr auto kHandshakeTimeout = std::chrono::seconds(60);
 // READs and WRITEs up to this long may run on the I/O thread
 // (Transmission::TryExecute): a copy out of or into memory, short enough
 // not to hold up other connections' traffic noticeably; the wake-up of a
@@ -98,14 +95,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   void Start() {
     asio::dispatch(strand_, [self = shared_from_this()] {
-      self->handshake_timer_.expires_after(kHandshakeTimeout);
-      // The timer runs its handler on the strand (its executor).
-      self->handshake_timer_.async_wait([self](asio::error_code ec) {
-        if (ec || self->transmission_) return;
-        spdlog::warn("nbd: {}: no export chosen within {} s; disconnecting", self->peer_,
-                     kHandshakeTimeout.count());
-        self->CloseOnStrand();
-      });
+      self->StartHandshakeTimer();
       self->Send(Handshake::Greeting());
       self->ReadClientFlags();
     });
@@ -118,6 +108,19 @@ class Connection : public std::enable_shared_from_this<Connection> {
   const std::string& address() const { return address_; }
 
  private:
+  // On the strand; the timer runs its handler there too (its executor).
+  void StartHandshakeTimer() {
+    const std::chrono::seconds timeout = server_->options.handshake_timeout;
+    if (timeout.count() == 0) return;
+    handshake_timer_.expires_after(timeout);
+    handshake_timer_.async_wait([self = shared_from_this(), timeout](asio::error_code ec) {
+      if (ec || self->transmission_) return;
+      spdlog::warn("nbd: {}: no export chosen within {} s; disconnecting", self->peer_,
+                   timeout.count());
+      self->CloseOnStrand();
+    });
+  }
+
   template <typename F>
   auto OnStrand(F f) {
     return asio::bind_executor(strand_, std::move(f));

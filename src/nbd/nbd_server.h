@@ -9,9 +9,10 @@
 // (and max_in_flight_bytes of request data and unsent replies) outstanding;
 // past that it stops reading until replies drain. Replies go out in the
 // order requests complete. A client that has not chosen an export within
-// 60 seconds of connecting is disconnected.
+// handshake_timeout of connecting is disconnected.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -40,6 +41,9 @@ struct NbdServerOptions {
   server::AccessPolicy access;
   size_t max_in_flight = 64;
   size_t max_in_flight_bytes = 64u << 20;
+  // A client that has not chosen an export by then is disconnected, so
+  // sockets that never get going cannot hold every connection slot. 0: never.
+  std::chrono::seconds handshake_timeout{60};
 };
 
 class NbdServer {

@@ -312,6 +312,7 @@ Result<Config> Config::Parse(std::string_view text, const std::string& source) {
     PAIL_RETURN_IF_ERROR(r.StringList("addresses", &c.nbd.addresses));
     PAIL_RETURN_IF_ERROR(r.String("unix_socket", &c.nbd.unix_socket));
     PAIL_RETURN_IF_ERROR(ReadClientRules(r, &c.nbd.access));
+    PAIL_RETURN_IF_ERROR(r.Seconds("handshake_timeout_seconds", &c.nbd.handshake_timeout, 86400));
     PAIL_RETURN_IF_ERROR(r.RejectUnknown());
     // Neither given: the standard port on loopback.
     if (c.nbd.addresses.empty() && c.nbd.unix_socket.empty()) c.nbd.addresses = {"127.0.0.1:10809"};
@@ -443,6 +444,8 @@ addresses = ["127.0.0.1:5564"]
 # unix_socket = "/run/pailfs/nbd.sock"
 # Who may connect over TCP (CIDR blocks); NBD has no authentication.
 # allowed_clients = ["127.0.0.0/8", "::1/128"]
+# A client that has not chosen an export within this is disconnected (0: never).
+# handshake_timeout_seconds = 60
 
 [servers.admin]
 # GET /metrics (Prometheus), GET /healthz, and what `pailfs flush`, `pailfs

@@ -64,6 +64,8 @@ struct Config {
     // identities to squash and no idle timeout: a kernel client stays
     // connected, idle, as long as the device is in use).
     AccessPolicy access;
+    // A client that has not chosen an export by then is disconnected. 0: never.
+    std::chrono::seconds handshake_timeout{60};
   } nbd;
   // The HTTP admin endpoint (metrics, health, flush, status, cost): off
   // unless [servers.admin] exists; it then listens on exactly the addresses

@@ -218,6 +218,7 @@ Status RunServer(const Config& config) {
     options.addresses = config.nbd.addresses;
     options.unix_socket = config.nbd.unix_socket;
     options.access = config.nbd.access;
+    options.handshake_timeout = config.nbd.handshake_timeout;
     nbd_server = std::make_unique<nbd::NbdServer>(*shared_fs, options);
     started = nbd_server->Start();
   }

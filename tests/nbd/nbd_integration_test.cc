@@ -12,6 +12,8 @@
 #include <map>
 #include <random>
 #include <set>
+#include <thread>
+#include <chrono>
 
 #include "nbd_test_env.h"
 
@@ -364,6 +366,29 @@ TEST_F(NbdServerTest, ClientsOutsideTheAllowListAreRefused) {
   nbd_set_export_name(u.get(), "acl");
   ASSERT_EQ(nbd_connect_unix(u.get(), unix_socket_.c_str()), 0) << nbd_get_error();
   EXPECT_NE(server_->log().find("refusing connection"), std::string::npos);
+}
+
+// With a 1 s handshake timeout: a client that reads the greeting and then
+// chooses no export is disconnected; one that chose an export is not, however
+// long it stays idle.
+TEST_F(NbdServerTest, ClientsThatChooseNoExportAreDisconnected) {
+  MakeExport("idle", kMiB);
+  ASSERT_TRUE(StopServer());
+  server_->set_extra_config("[servers.nbd]\naddresses = [\"127.0.0.1:" +
+                            std::to_string(nbd_port_) + "\"]\nunix_socket = \"" + unix_socket_ +
+                            "\"\nhandshake_timeout_seconds = 1\n");
+  StartServer();
+  Handle h = Connect("idle");
+  RawClient silent(nbd_port_);
+  ASSERT_TRUE(silent.Negotiate(1));
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_TRUE(silent.ClosedByServer());
+  EXPECT_GE(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(500));
+  // Well past the timeout, the client that chose its export still works.
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  Pwrite(h.get(), "still here", 0);
+  EXPECT_EQ(Pread(h.get(), 10, 0), "still here");
+  EXPECT_NE(server_->log().find("no export chosen within 1 s"), std::string::npos);
 }
 
 TEST_F(NbdServerTest, UnixSocketServesToo) {

@@ -169,6 +169,7 @@ TEST(Config, NbdServer) {
   EXPECT_TRUE(defaults->nbd.enabled);
   EXPECT_EQ(defaults->nbd.addresses, std::vector<std::string>{"127.0.0.1:10809"});
   EXPECT_EQ(defaults->nbd.unix_socket, "");
+  EXPECT_EQ(defaults->nbd.handshake_timeout, std::chrono::seconds(60));
   auto both = Config::Parse(std::string(kMinimal) +
                                 "[servers.nbd]\naddresses = [\"127.0.0.1:1\", \"[::1]:2\"]\n"
                                 "unix_socket = \"/run/nbd.sock\"\n",
@@ -176,6 +177,10 @@ TEST(Config, NbdServer) {
   ASSERT_TRUE(both.ok()) << both.status().ToString();
   EXPECT_EQ(both->nbd.addresses, (std::vector<std::string>{"127.0.0.1:1", "[::1]:2"}));
   EXPECT_EQ(both->nbd.unix_socket, "/run/nbd.sock");
+  auto quick = Config::Parse(std::string(kMinimal) + "[servers.nbd]\nhandshake_timeout_seconds = 5\n",
+                             "test.toml");
+  ASSERT_TRUE(quick.ok()) << quick.status().ToString();
+  EXPECT_EQ(quick->nbd.handshake_timeout, std::chrono::seconds(5));
   auto socket_only = Config::Parse(std::string(kMinimal) + "[servers.nbd]\nunix_socket = \"/s\"\n",
                                    "test.toml");
   ASSERT_TRUE(socket_only.ok());
