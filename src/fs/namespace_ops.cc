@@ -222,10 +222,8 @@ FsResult<Attr> FileSystemImpl::Link(const Credentials& cred, Ino ino, Ino new_pa
   return ToAttr(ino, file);
 }
 
-FsStatus FileSystemImpl::Unlink(const Credentials& cred, Ino parent, std::string_view name) {
-  if (name.size() > kNameMax) return FsError{ENAMETOOLONG};
-  if (name.empty()) return FsError{ENOENT};
-  if (IsDotOrDotDot(name)) return FsError{EISDIR};
+FsStatus FileSystemImpl::RemoveName(const Credentials& cred, Ino parent, std::string_view name,
+                                    const RemoveNamed& remove) {
   for (int attempt = 0; attempt < kMaxRaceRetries; ++attempt) {
     FsResult<std::optional<DirEntryValue>> guess = LookupEntry(parent, name);
     if (!guess.ok()) return guess.status();
@@ -242,24 +240,37 @@ FsStatus FileSystemImpl::Unlink(const Credentials& cred, Ino parent, std::string
     if (!MayAccess(cred, *p, kMayWrite)) return FsError{EACCES};
     FsResult<InodeRecord> c = LoadInode(child);
     if (!c.ok()) return c.error() == ESTALE ? FsStatus(FsError{EIO}) : c.status();
-    if (c->is_dir()) return FsError{EISDIR};
-    if (!StickyAllows(cred, *p, *c)) return FsError{EPERM};
-    struct timespec now = NowTimespec();
     Txn txn;
     InodeRecord dir = *p;
-    InodeRecord file = *c;
-    RemoveEntry(txn, parent, dir, name, **e, now);
-    PutInode(txn, parent, dir);
-    file.ctime = now;
-    if (file.nlink <= 1) {
-      DropInode(txn, child, file);
-    } else {
-      file.nlink--;
-      PutInode(txn, child, file);
-    }
+    InodeRecord victim = *c;
+    FsStatus s = remove(txn, dir, **e, victim);
+    if (!s.ok()) return s;
     return Commit(txn);
   }
   return FsError{EIO};
+}
+
+FsStatus FileSystemImpl::Unlink(const Credentials& cred, Ino parent, std::string_view name) {
+  if (name.size() > kNameMax) return FsError{ENAMETOOLONG};
+  if (name.empty()) return FsError{ENOENT};
+  if (IsDotOrDotDot(name)) return FsError{EISDIR};
+  return RemoveName(cred, parent, name,
+                    [&](Txn& txn, InodeRecord& dir, const DirEntryValue& entry,
+                        InodeRecord& file) -> FsStatus {
+                      if (file.is_dir()) return FsError{EISDIR};
+                      if (!StickyAllows(cred, dir, file)) return FsError{EPERM};
+                      struct timespec now = NowTimespec();
+                      RemoveEntry(txn, parent, dir, name, entry, now);
+                      PutInode(txn, parent, dir);
+                      file.ctime = now;
+                      if (file.nlink <= 1) {
+                        DropInode(txn, entry.ino, file);
+                      } else {
+                        file.nlink--;
+                        PutInode(txn, entry.ino, file);
+                      }
+                      return {};
+                    });
 }
 
 FsStatus FileSystemImpl::Rmdir(const Credentials& cred, Ino parent, std::string_view name) {
@@ -267,37 +278,20 @@ FsStatus FileSystemImpl::Rmdir(const Credentials& cred, Ino parent, std::string_
   if (name.empty()) return FsError{ENOENT};
   if (name == ".") return FsError{EINVAL};
   if (name == "..") return FsError{ENOTEMPTY};
-  for (int attempt = 0; attempt < kMaxRaceRetries; ++attempt) {
-    FsResult<std::optional<DirEntryValue>> guess = LookupEntry(parent, name);
-    if (!guess.ok()) return guess.status();
-    Ino child = guess->has_value() ? (*guess)->ino : 0;
-    InodeLocks lock(locks_, {parent, child});
-    FsResult<InodeRecord> p = LoadInode(parent);
-    if (!p.ok()) return p.status();
-    if (!p->is_dir()) return FsError{ENOTDIR};
-    if (!MayAccess(cred, *p, kMayExec)) return FsError{EACCES};
-    FsResult<std::optional<DirEntryValue>> e = LookupEntry(parent, name);
-    if (!e.ok()) return e.status();
-    if (!e->has_value()) return FsError{ENOENT};
-    if ((*e)->ino != child) continue;
-    if (!MayAccess(cred, *p, kMayWrite)) return FsError{EACCES};
-    FsResult<InodeRecord> c = LoadInode(child);
-    if (!c.ok()) return c.error() == ESTALE ? FsStatus(FsError{EIO}) : c.status();
-    if (!c->is_dir()) return FsError{ENOTDIR};
-    if (c->entries > 0) return FsError{ENOTEMPTY};
-    if (!StickyAllows(cred, *p, *c)) return FsError{EPERM};
-    struct timespec now = NowTimespec();
-    Txn txn;
-    InodeRecord dir = *p;
-    InodeRecord victim = *c;
-    RemoveEntry(txn, parent, dir, name, **e, now);
-    if (dir.nlink > 2) dir.nlink--;
-    PutInode(txn, parent, dir);
-    victim.ctime = now;
-    DropInode(txn, child, victim);
-    return Commit(txn);
-  }
-  return FsError{EIO};
+  return RemoveName(cred, parent, name,
+                    [&](Txn& txn, InodeRecord& dir, const DirEntryValue& entry,
+                        InodeRecord& victim) -> FsStatus {
+                      if (!victim.is_dir()) return FsError{ENOTDIR};
+                      if (victim.entries > 0) return FsError{ENOTEMPTY};
+                      if (!StickyAllows(cred, dir, victim)) return FsError{EPERM};
+                      struct timespec now = NowTimespec();
+                      RemoveEntry(txn, parent, dir, name, entry, now);
+                      if (dir.nlink > 2) dir.nlink--;
+                      PutInode(txn, parent, dir);
+                      victim.ctime = now;
+                      DropInode(txn, entry.ino, victim);
+                      return {};
+                    });
 }
 
 }  // namespace pail::fs
