@@ -563,10 +563,14 @@ FsResult<WriteResult> FileSystemImpl::WritePiece(const Credentials& cred, Ino in
 }
 
 FsStatus FileSystemImpl::Fsync(const Credentials& cred, Ino ino) {
-  FsStatus settled = SettleUploads(ino, /*upload_first=*/true);
-  if (!settled.ok()) return settled;
-  FsStatus s = FlushFileLocking(ino);
-  if (!s.ok()) return s;
+  FsResult<bool> inlined = CommitInline(ino);
+  if (!inlined.ok()) return inlined.status();
+  if (!*inlined) {
+    FsStatus settled = SettleUploads(ino, /*upload_first=*/true);
+    if (!settled.ok()) return settled;
+    FsStatus s = FlushFileLocking(ino);
+    if (!s.ok()) return s;
+  }
   // Only as far as the file's last change: when an upload already carried
   // it, there is nothing to wait for.
   Status synced = engine_.SyncThrough(changes_->LastChange(ino));

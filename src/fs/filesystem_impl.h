@@ -18,6 +18,7 @@
 
 #include <array>
 #include <atomic>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -64,7 +65,12 @@ struct DirtyChunk {
   bool is_overlay = false;
   uint8_t blocks = 0;       // overlay: bit k set when block k was written
   PieceList base;           // overlay: the stored value's pieces
+  // The version an fsync committed inline although the chunk belongs in a
+  // segment (FileSystemImpl::CommitInline): the engine holds exactly these
+  // bytes, and the chunk stays here only to reach a segment later.
+  uint64_t inline_version = 0;
   bool overlay() const { return is_overlay; }
+  bool committed_inline() const { return inline_version == version; }
 };
 
 // The bytes an overlay chunk's blocks take, and its pieces once they are in
@@ -101,6 +107,9 @@ struct Txn {
   int64_t used_bytes_delta = 0;  // change of stored data bytes
   int64_t inodes_delta = 0;
   std::vector<Ino> carried;      // dirty files whose data this batch writes
+  // Chunks that belong in a segment go inline instead, and stay in the
+  // write-back buffer afterwards until one takes them (CommitInline).
+  bool inline_data = false;
   std::vector<Ino> discarded;    // dirty files deleted by this batch
   // Deleted files whose chunks this batch queues for reclaim: (ino, chunks).
   std::vector<std::pair<Ino, uint64_t>> reclaims;
@@ -233,6 +242,15 @@ class FileSystemImpl final : public FileSystem {
   // Stores the record; a file with unflushed data gets it written in the
   // same batch (and `used` made exact).
   void PutInode(Txn& txn, Ino ino, InodeRecord& r);
+  // Unlink and rmdir: locks `parent` and the inode `name` names in it,
+  // checks that the caller may remove the name (search and write permission,
+  // the sticky bit), then lets `remove` check the inode's type and build the
+  // batch, which is committed. Retries when a rename replaced the name
+  // between the unlocked lookup and the locks.
+  using RemoveNamed = std::function<FsStatus(Txn& txn, InodeRecord& dir, const DirEntryValue& entry,
+                                             InodeRecord& victim)>;
+  FsStatus RemoveName(const Credentials& cred, Ino parent, std::string_view name,
+                      const RemoveNamed& remove);
   // Adds name -> child to `dir`, taking the directory's next cookie.
   void AddEntry(Txn& txn, Ino dir, InodeRecord& d, std::string_view name, Ino child,
                 uint32_t type, const struct timespec& now);
@@ -305,7 +323,20 @@ class FileSystemImpl final : public FileSystem {
   FsStatus EncodeCarried(Txn& txn);
   // Called after a commit: forgets carried and discarded files.
   void AfterCommit(const Txn& txn) EXCLUDES(dirty_mu_);
+  // After an inline_data commit of `f`: moves its committed chunks to
+  // `done` and keeps the ones committed inline that belong in a segment.
+  // False when none is left (the caller forgets the file).
+  bool KeepCommittedInline(DirtyFile& f, std::vector<std::unique_ptr<DirtyFile>>* done)
+      REQUIRES(dirty_mu_);
   FsStatus FlushFile(Ino ino);  // caller holds the lock
+  // Fsync's quick way: when at most kMaxInlineChunks of the file's chunks
+  // that belong in a segment wait in memory (and none is on its way to
+  // one), commits them inline in the batch, the engine's log then being
+  // the only upload before the sync returns, where a segment would have to
+  // be put first. They stay in the buffer and reach a segment with the next
+  // flush, which replaces the inline values. False (nothing done) when the
+  // file does not qualify; the caller then flushes as usual.
+  FsResult<bool> CommitInline(Ino ino);
   // Waits (holding no lock) until none of the file's chunks is on its way
   // to a segment, so the commit that follows does not upload it again;
   // with `upload_first`, its full chunks still in memory go up first, in

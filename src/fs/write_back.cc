@@ -26,6 +26,10 @@ constexpr std::chrono::seconds kMemoryRecheck{1};
 // takes whatever remains.
 constexpr int kMaxFlushUploadPasses = 3;
 constexpr size_t kCommitUploadBytes = 1u << 20;
+// An fsync commits at most this many chunks that belong in a segment inline
+// (CommitInline): 128 KiB more in the engine's log beats a segment put
+// ahead of it; past that, the segment is worth its own upload.
+constexpr size_t kMaxInlineChunks = 4;
 
 // Takes the prefetched bytes of `extent` for chunk `index`, if there are.
 bool TakePrefetched(std::vector<ChunkPrefetch>* prefetched, uint64_t index,
@@ -383,6 +387,8 @@ FsStatus FileSystemImpl::EncodeCarried(Txn& txn) {
     // The size the committed record gets: the batch holds it already.
     const uint64_t size = f->inode.size;
     for (auto& [index, chunk] : f->chunks) {
+      // Committed inline by an earlier fsync and unchanged: already stored.
+      if (txn.inline_data && chunk.committed_inline() && !chunk.uploaded) continue;
       for (const ChunkExtent& e : chunk.stored_extents) {
         txn.segment_live[e.segment] -= e.stored_len;
       }
@@ -415,7 +421,7 @@ FsStatus FileSystemImpl::EncodeCarried(Txn& txn) {
         continue;
       }
       std::string_view bytes(chunk.data.data(), len);
-      if (BelongsInSegment(size, index)) {
+      if (BelongsInSegment(size, index) && !txn.inline_data) {
         if (!builder) {
           // Everything not uploaded goes in, chunks an unfinished pass holds too.
           size_t expected = 0;
@@ -449,12 +455,14 @@ void FileSystemImpl::AfterCommit(const Txn& txn) {
   {
     MutexLock g(&dirty_mu_);
     for (const std::vector<Ino>* forget : {&txn.carried, &txn.discarded}) {
+      const bool keep_inline = forget == &txn.carried && txn.inline_data;
       for (Ino ino : *forget) {
         auto it = dirty_.find(ino);
         if (it == dirty_.end()) continue;
         DirtyFile& f = *it->second;
-        dirty_memory_ -= static_cast<int64_t>(f.memory);
         dirty_used_ -= static_cast<int64_t>(f.inode.used) - static_cast<int64_t>(f.engine_used);
+        if (keep_inline && KeepCommittedInline(f, &done)) continue;
+        dirty_memory_ -= static_cast<int64_t>(f.memory);
         done.push_back(std::move(it->second));
         dirty_.erase(it);
       }
@@ -470,6 +478,34 @@ void FileSystemImpl::AfterCommit(const Txn& txn) {
   }
 }
 
+bool FileSystemImpl::KeepCommittedInline(DirtyFile& f,
+                                         std::vector<std::unique_ptr<DirtyFile>>* done) {
+  // The committed chunks leave for `done`; the ones the batch stored
+  // inline but that belong in a segment stay, as bytes the engine holds.
+  auto committed = std::make_unique<DirtyFile>();
+  for (auto it = f.chunks.begin(); it != f.chunks.end();) {
+    DirtyChunk& c = it->second;
+    const size_t len = c.overlay() ? 0 : PlainLength(c.data);
+    if (c.uploaded || len == 0 || !BelongsInSegment(f.inode.size, it->first)) {
+      AddMemory(f, -static_cast<int64_t>(c.data.size()));
+      committed->chunks.insert(f.chunks.extract(it++));
+      continue;
+    }
+    c.inline_version = c.version;
+    c.stored_len = len;
+    c.stored_extents.clear();
+    ++it;
+  }
+  done->push_back(std::move(committed));
+  if (f.chunks.empty()) {
+    // Nothing stayed: forget the file like any committed one.
+    return false;
+  }
+  f.engine_used = f.inode.used;
+  f.stored_chunk_limit = std::max(f.stored_chunk_limit, ChunkCount(f.inode.size));
+  return true;
+}
+
 FsStatus FileSystemImpl::FlushFile(Ino ino) {
   locks_.AssertHeld(ino);
   DirtyFile* f = FindDirty(ino);
@@ -478,6 +514,39 @@ FsStatus FileSystemImpl::FlushFile(Ino ino) {
   InodeRecord r = f->inode;
   PutInode(txn, ino, r);
   return Commit(txn);
+}
+
+FsResult<bool> FileSystemImpl::CommitInline(Ino ino) {
+  InodeLocks lock(locks_, {ino});
+  DirtyFile* f = FindDirty(ino);
+  if (f == nullptr) return true;  // nothing buffered: the sync is all
+  std::vector<DirtyChunk*> for_segment;
+  bool changed = false;  // since the engine got the file: writes change chunks
+  for (auto& [index, c] : f->chunks) {
+    if (c.uploading) return false;  // the usual flush waits for it
+    if (c.committed_inline()) continue;
+    changed = true;
+    if (c.uploaded || !BelongsInSegment(f->inode.size, index)) continue;
+    if (c.overlay() && c.blocks == 0) continue;  // commits as its stored value
+    if (for_segment.size() == kMaxInlineChunks) return false;
+    for_segment.push_back(&c);
+  }
+  if (!changed) return true;
+  // An overlay's blocks need the stored bytes around them to make a chunk.
+  for (DirtyChunk* c : for_segment) {
+    if (!c->overlay()) continue;
+    FsStatus s = MaterializeOverlay(*f, *c);
+    if (!s.ok()) return s;
+  }
+  Txn txn;
+  txn.inline_data = true;
+  InodeRecord r = f->inode;
+  PutInode(txn, ino, r);
+  FsStatus s = Commit(txn);
+  if (!s.ok()) return s;
+  // What stayed is what the engine holds: the record's exact `used`.
+  if (DirtyFile* kept = FindDirty(ino)) kept->inode.used = kept->engine_used = r.used;
+  return true;
 }
 
 FsStatus FileSystemImpl::SettleUploads(Ino ino, bool upload_first) {

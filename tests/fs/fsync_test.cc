@@ -4,6 +4,7 @@
 #include <chrono>
 
 #include "fs/change_sequences.h"
+#include "fs/chunk_value.h"
 #include "fs/key_codec.h"
 #include "fs_test_util.h"
 
@@ -14,6 +15,11 @@ class FsyncTest : public FsTest {
  protected:
   // Only Fsync and SyncAll upload.
   FsyncTest() { engine_flush_interval_ = std::chrono::hours(1); }
+  FsOptions Options() override {
+    FsOptions o = FsTest::Options();
+    o.write_back_interval = std::chrono::hours(1);  // no flush but ours
+    return o;
+  }
 
   uint64_t Uploads() { return engine_->stats().syncs; }
   // Uploads the fsync of `ino` made.
@@ -137,6 +143,70 @@ TEST_F(FsyncTest, WhatAnFsyncCoveredSurvivesACrash) {
   EXPECT_EQ(ReadAt(e, 0, 100), "entry and data");
   old_fs.reset();  // fenced: its final flush may fail
   old_engine.reset();
+  ExpectFsckClean();
+}
+
+// A few blocks written into a big file's stored chunks and fsynced: the
+// engine's log is the only upload (their chunks go inline, no segment is
+// put first); the next flush moves them to a segment, and what the fsync
+// covered survives a crash before that flush as after it.
+TEST_F(FsyncTest, SmallWritesToABigFileSyncWithoutASegmentAndReachOneLater) {
+  const Ino f = MakeFile(kRootIno, "big");
+  std::string model = Pattern(1 << 20, 1);
+  WriteAt(f, 0, model);
+  ASSERT_TRUE(fs_->SyncAll().ok());
+  auto stored_inline = [&](uint64_t index) {
+    std::string raw;
+    auto* cf = engine_->column_family(kDataColumnFamily);
+    EXPECT_TRUE(engine_->db()->Get(rocksdb::ReadOptions(), cf, ChunkKey(f, index), &raw).ok());
+    return !raw.empty() && static_cast<uint8_t>(raw[0]) == kChunkInline;
+  };
+  EXPECT_FALSE(stored_inline(3));
+  auto write = [&](uint64_t off, const std::string& bytes) {
+    WriteAt(f, off, bytes);
+    model.replace(off, bytes.size(), bytes);
+  };
+  // A whole block (kept as an overlay until the fsync), unaligned bytes,
+  // and a block of a chunk an earlier fsync already put inline.
+  const uint64_t segments = fs_->counters().segment_puts;
+  write(3 * kChunkSize + kPieceBlockBytes, Pattern(kPieceBlockBytes, 2));
+  write(7 * kChunkSize + 100, "a few bytes");
+  EXPECT_EQ(FsyncUploads(f), 1u);
+  write(3 * kChunkSize, Pattern(kPieceBlockBytes, 3));
+  EXPECT_EQ(FsyncUploads(f), 1u);
+  // An fsync with nothing new moves nothing either.
+  EXPECT_EQ(FsyncUploads(f), 0u);
+  EXPECT_EQ(fs_->counters().segment_puts, segments);
+  EXPECT_TRUE(stored_inline(3));
+  EXPECT_TRUE(stored_inline(7));
+  EXPECT_EQ(ReadAt(f, 0, 1 << 20), model);
+
+  // More chunks than an fsync puts inline take the segment way.
+  for (uint64_t index = 10; index < 16; ++index) {
+    write(index * kChunkSize, Pattern(kPieceBlockBytes, static_cast<uint32_t>(index)));
+  }
+  ASSERT_FS_OK(fs_->Fsync(Root(), f));
+  EXPECT_EQ(fs_->counters().segment_puts, segments + 1);
+  EXPECT_FALSE(stored_inline(10));
+
+  // A crash (another process takes the bucket over) keeps every fsynced
+  // byte, the chunks still inline included.
+  std::unique_ptr<engine::Engine> old_engine = std::move(engine_);
+  std::unique_ptr<FileSystem> old_fs = std::move(fs_);
+  Mount();
+  EXPECT_EQ(ReadAt(f, 0, 1 << 20), model);
+  old_fs.reset();  // fenced: its final flush may fail
+  old_engine.reset();
+  ExpectFsckClean();
+
+  // Here the flush comes: the inline chunks go to a segment.
+  write(5 * kChunkSize + 3 * kPieceBlockBytes, Pattern(kPieceBlockBytes, 4));
+  ASSERT_FS_OK(fs_->Fsync(Root(), f));
+  EXPECT_TRUE(stored_inline(5));
+  ASSERT_TRUE(fs_->SyncAll().ok());
+  for (uint64_t index : {3, 5, 7}) EXPECT_FALSE(stored_inline(index)) << "chunk " << index;
+  Remount();
+  EXPECT_EQ(ReadAt(f, 0, 1 << 20), model);
   ExpectFsckClean();
 }
 
