@@ -147,9 +147,16 @@ FsOptions CrashFsOptions() {
         }
         break;
       }
-      case 11:
-        if (pick(20) == 0) (void)f.SyncAll();
+      case 11: {
+        if (pick(20) == 0) {
+          (void)f.SyncAll();
+          break;
+        }
+        // A file's fsync: its few changed chunks go inline (CommitInline).
+        auto e = f.Lookup(root, dir, name);
+        if (e.ok() && e->is_reg() && pick(3) == 0) (void)f.Fsync(root, e->ino);
         break;
+      }
       case 12: {
         auto e = f.Lookup(root, dir, name);
         if (e.ok()) (void)f.RemoveXattr(root, e->ino, "user.k" + std::to_string(pick(3)));
