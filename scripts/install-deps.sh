@@ -11,7 +11,7 @@ $SUDO apt-get install -y -qq --no-install-recommends \
   libsnappy-dev libbz2-dev zlib1g-dev libgflags-dev liburing-dev \
   libasio-dev libfuse3-dev fuse3 libtomlplusplus-dev libcli11-dev \
   libspdlog-dev libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev \
-  libnfs-dev libnfs-utils libnbd-dev libnbd-bin nbdkit diod bindfs attr libexpat1-dev stress-ng \
+  libnfs-dev libnfs-utils libnbd-dev libnbd-bin nbdkit diod bindfs attr libexpat1-dev stress-ng sqlite3 \
   clang-14 libclang-rt-14-dev lld ccache \
   libmicrohttpd-dev prometheus systemd \
   >/dev/null
