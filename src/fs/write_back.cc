@@ -531,7 +531,12 @@ FsResult<bool> FileSystemImpl::CommitInline(Ino ino) {
     if (for_segment.size() == kMaxInlineChunks) return false;
     for_segment.push_back(&c);
   }
-  if (!changed) return true;
+  if (!changed) {
+    // Reads change the buffered record alone (atime): commit it then too.
+    FsResult<InodeRecord> stored = LoadStoredInode(ino);
+    if (!stored.ok()) return stored.status();
+    if (EncodeInode(*stored) == EncodeInode(f->inode)) return true;
+  }
   // An overlay's blocks need the stored bytes around them to make a chunk.
   for (DirtyChunk* c : for_segment) {
     if (!c->overlay()) continue;
@@ -544,8 +549,12 @@ FsResult<bool> FileSystemImpl::CommitInline(Ino ino) {
   PutInode(txn, ino, r);
   FsStatus s = Commit(txn);
   if (!s.ok()) return s;
-  // What stayed is what the engine holds: the record's exact `used`.
-  if (DirtyFile* kept = FindDirty(ino)) kept->inode.used = kept->engine_used = r.used;
+  // What stayed is what the engine holds, the record (with its exact
+  // `used`) included.
+  if (DirtyFile* kept = FindDirty(ino)) {
+    kept->inode = r;
+    kept->engine_used = r.used;
+  }
   return true;
 }
 

@@ -205,6 +205,17 @@ TEST_F(FsyncTest, SmallWritesToABigFileSyncWithoutASegmentAndReachOneLater) {
   EXPECT_TRUE(stored_inline(5));
   ASSERT_TRUE(fs_->SyncAll().ok());
   for (uint64_t index : {3, 5, 7}) EXPECT_FALSE(stored_inline(index)) << "chunk " << index;
+  // A read that moves atime changes the buffered record of a file whose
+  // chunks an fsync put inline: the next fsync commits it.
+  SetAttrRequest old_atime;
+  old_atime.atime = TimeChange::At(timespec{1000, 0});
+  ASSERT_FS_OK(fs_->SetAttr(Root(), f, old_atime));
+  write(3 * kChunkSize + 2 * kPieceBlockBytes, Pattern(kPieceBlockBytes, 5));
+  ASSERT_FS_OK(fs_->Fsync(Root(), f));
+  EXPECT_TRUE(stored_inline(3));
+  EXPECT_EQ(ReadAt(f, 0, 1), model.substr(0, 1));
+  EXPECT_EQ(FsyncUploads(f), 1u);
+  EXPECT_EQ(FsyncUploads(f), 0u);
   Remount();
   EXPECT_EQ(ReadAt(f, 0, 1 << 20), model);
   ExpectFsckClean();
