@@ -1,7 +1,6 @@
 #include "nfs/rpc_tcp_server.h"
 
 #include <asio.hpp>
-#include <sys/socket.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -14,6 +13,7 @@
 #include "net/connection_table.h"
 #include "net/io_threads.h"
 #include "net/listeners.h"
+#include "net/reply_queue.h"
 #include "nfs/record_assembler.h"
 
 namespace pail::nfs {
@@ -24,8 +24,6 @@ namespace {
 // Bytes read from the socket per read call; the connection reads again only
 // after it has consumed all of them.
 constexpr size_t kReadBufferBytes = 64 * 1024;
-// Replies handed to the kernel per write (gathered into one sendmsg).
-constexpr size_t kMaxRepliesPerWrite = 64;
 // How often idle connections are looked for, at most (and at least every
 // quarter of the idle timeout).
 constexpr auto kMaxIdleSweepPeriod = std::chrono::seconds(30);
@@ -238,48 +236,39 @@ class Connection : public std::enable_shared_from_this<Connection> {
     size_t size = reply.size();
     in_flight_bytes_ += size;
     in_flight_bytes_ -= charge;
-    std::unique_lock<std::mutex> lock(write_mu_);
-    if (closed_) {
-      lock.unlock();
-      Finished(1, size);
-      return;
-    }
-    if (!writing_ && replies_.empty()) {
-      ssize_t n = ::send(socket_.native_handle(), reply.data(), size, MSG_DONTWAIT | MSG_NOSIGNAL);
-      if (n == static_cast<ssize_t>(size)) {
-        lock.unlock();
-        Finished(1, size);
-        return;
+    net::ReplyQueue::Pushed pushed;
+    {
+      std::lock_guard<std::mutex> lock(write_mu_);
+      if (closed_) {
+        pushed = net::ReplyQueue::Pushed::kSent;  // dropped, as if sent
+      } else {
+        pushed = replies_.Push(socket_.native_handle(), std::move(reply));
       }
-      if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
-        lock.unlock();
+    }
+    switch (pushed) {
+      case net::ReplyQueue::Pushed::kSent:
+        Finished(1, size);
+        break;
+      case net::ReplyQueue::Pushed::kFailed:
         Finished(1, size);
         Close();
-        return;
-      }
-      front_sent_ = n > 0 ? static_cast<size_t>(n) : 0;
-    }
-    replies_.push_back(std::move(reply));
-    if (!writing_) {
-      writing_ = true;
-      asio::post(strand_, [self = shared_from_this()] { self->WriteQueued(); });
+        break;
+      case net::ReplyQueue::Pushed::kStartWriter:
+        asio::post(strand_, [self = shared_from_this()] { self->WriteQueued(); });
+        break;
+      case net::ReplyQueue::Pushed::kQueued:
+        break;
     }
   }
 
-  // On the strand, with writing_ set: writes queued replies until none is left.
+  // On the strand, once Push asked for the writer: writes queued replies
+  // until none is left.
   void WriteQueued() {
     std::vector<asio::const_buffer> buffers;
     {
       std::lock_guard<std::mutex> lock(write_mu_);
       if (closed_) return;
-      size_t count = std::min(replies_.size(), kMaxRepliesPerWrite);
-      buffers.reserve(count);
-      // deque elements stay where they are while workers append, so the
-      // buffers remain valid until the write completes.
-      for (size_t i = 0; i < count; i++) {
-        size_t skip = i == 0 ? front_sent_ : 0;
-        buffers.push_back(asio::buffer(replies_[i].data() + skip, replies_[i].size() - skip));
-      }
+      buffers = replies_.NextWrite();
     }
     asio::async_write(
         socket_, buffers,
@@ -289,17 +278,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
             self->CloseOnStrand();
             return;
           }
-          size_t bytes = 0;
+          size_t bytes;
           bool more;
           {
             std::lock_guard<std::mutex> lock(self->write_mu_);
-            for (size_t i = 0; i < count; i++) {
-              bytes += self->replies_.front().size();
-              self->replies_.pop_front();
-            }
-            self->front_sent_ = 0;
-            more = !self->replies_.empty();
-            self->writing_ = more;
+            bytes = self->replies_.Pop(count, &more);
           }
           self->Finished(count, bytes);
           if (more) self->WriteQueued();
@@ -363,11 +346,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   size_t running_ = 0;        // guarded by run_mu_: calls on the workers
   std::deque<Call> waiting_;  // guarded by run_mu_: calls waiting for a worker
   std::mutex write_mu_;
-  // All three guarded by write_mu_. writing_: the strand owns the socket's
-  // sending side; front_sent_: bytes of replies_.front() already sent.
-  bool writing_ = false;
-  std::deque<std::string> replies_;
-  size_t front_sent_ = 0;
+  net::ReplyQueue replies_;  // guarded by write_mu_
 };
 
 std::shared_ptr<Connection> RpcTcpServer::Impl::Admit(net::Socket& socket, const net::Peer& peer,

@@ -1,18 +1,15 @@
 #include "ninep/server.h"
 
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <asio.hpp>
 #include <spdlog/spdlog.h>
 
 #include <atomic>
-#include <deque>
 #include <map>
 
 #include "net/connection_table.h"
 #include "net/io_threads.h"
 #include "net/listeners.h"
+#include "net/reply_queue.h"
 #include "util/mutex.h"
 
 namespace pail::ninep {
@@ -23,8 +20,6 @@ namespace {
 
 // Bytes read from the socket per read call.
 constexpr size_t kReadBufferBytes = 64 * 1024;
-// Replies handed to the kernel per write (gathered into one sendmsg).
-constexpr size_t kMaxRepliesPerWrite = 64;
 
 uint32_t LoadU32(const char* p) {
   return uint32_t{static_cast<uint8_t>(p[0])} | uint32_t{static_cast<uint8_t>(p[1])} << 8 |
@@ -268,20 +263,24 @@ class Connection : public std::enable_shared_from_this<Connection> {
         WireWriter w(kRflush, flush_tag);
         out.push_back(w.Finish());
       }
+      // In order, under mu_: an Rflush never overtakes its request's reply.
       for (std::string& r : out) {
         if (closed_ || failed) break;
-        if (!writing_ && replies_.empty()) {
-          ssize_t n = ::send(socket_.native_handle(), r.data(), r.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
-          if (n == static_cast<ssize_t>(r.size())) continue;
-          if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+        const size_t size = r.size();
+        switch (replies_.Push(socket_.native_handle(), std::move(r))) {
+          case net::ReplyQueue::Pushed::kSent:
+            break;
+          case net::ReplyQueue::Pushed::kFailed:
             failed = true;
             break;
-          }
-          front_sent_ = n > 0 ? static_cast<size_t>(n) : 0;
+          case net::ReplyQueue::Pushed::kStartWriter:
+            start_writer = true;
+            buffered_bytes_ += size;
+            break;
+          case net::ReplyQueue::Pushed::kQueued:
+            buffered_bytes_ += size;
+            break;
         }
-        buffered_bytes_ += r.size();
-        replies_.push_back(std::move(r));
-        if (!writing_) writing_ = start_writer = true;
       }
       if (paused_ && !Full()) {
         paused_ = false;
@@ -298,19 +297,14 @@ class Connection : public std::enable_shared_from_this<Connection> {
     }
   }
 
-  // On the strand, with writing_ set: writes queued replies until none is left.
+  // On the strand, once Push asked for the writer: writes queued replies
+  // until none is left.
   void WriteQueued() {
     std::vector<asio::const_buffer> buffers;
     {
       MutexLock lock(&mu_);
       if (closed_) return;
-      size_t count = std::min(replies_.size(), kMaxRepliesPerWrite);
-      // deque elements stay where they are while workers append, so the
-      // buffers remain valid until the write completes.
-      for (size_t i = 0; i < count; i++) {
-        size_t skip = i == 0 ? front_sent_ : 0;
-        buffers.push_back(asio::buffer(replies_[i].data() + skip, replies_[i].size() - skip));
-      }
+      buffers = replies_.NextWrite();
     }
     asio::async_write(
         socket_, buffers,
@@ -323,13 +317,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
           bool more;
           {
             MutexLock lock(&self->mu_);
-            for (size_t i = 0; i < count; i++) {
-              self->buffered_bytes_ -= self->replies_.front().size();
-              self->replies_.pop_front();
-            }
-            self->front_sent_ = 0;
-            more = !self->replies_.empty();
-            self->writing_ = more;
+            self->buffered_bytes_ -= self->replies_.Pop(count, &more);
           }
           if (more) self->WriteQueued();
           self->ProcessBuffered();
@@ -382,9 +370,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   Mutex mu_;
   std::map<uint16_t, std::shared_ptr<Pending>> pending_ GUARDED_BY(mu_);
   size_t buffered_bytes_ GUARDED_BY(mu_) = 0;  // requests in flight and unsent replies
-  std::deque<std::string> replies_ GUARDED_BY(mu_);
-  size_t front_sent_ GUARDED_BY(mu_) = 0;  // bytes of replies_.front() already sent
-  bool writing_ GUARDED_BY(mu_) = false;   // the strand owns the sending side
+  net::ReplyQueue replies_ GUARDED_BY(mu_);
   bool paused_ GUARDED_BY(mu_) = false;    // reading stopped until replies drain
   bool closed_ GUARDED_BY(mu_) = false;
 };
