@@ -323,11 +323,12 @@ class FileSystemImpl final : public FileSystem {
   FsStatus EncodeCarried(Txn& txn);
   // Called after a commit: forgets carried and discarded files.
   void AfterCommit(const Txn& txn) EXCLUDES(dirty_mu_);
-  // After an inline_data commit of `f`: moves its committed chunks to
-  // `done` and keeps the ones committed inline that belong in a segment.
-  // False when none is left (the caller forgets the file).
-  bool KeepCommittedInline(DirtyFile& f, std::vector<std::unique_ptr<DirtyFile>>* done)
-      REQUIRES(dirty_mu_);
+  // After an inline_data commit of `f`, which wrote `committed_record`:
+  // moves its committed chunks to `done` and keeps the ones committed
+  // inline that belong in a segment, with the record. False when none is
+  // left (the caller forgets the file).
+  bool KeepCommittedInline(DirtyFile& f, const InodeRecord& committed_record,
+                           std::vector<std::unique_ptr<DirtyFile>>* done) REQUIRES(dirty_mu_);
   FsStatus FlushFile(Ino ino);  // caller holds the lock
   // Fsync's quick way: when at most kMaxInlineChunks of the file's chunks
   // that belong in a segment wait in memory (and none is on its way to

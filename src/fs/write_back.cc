@@ -31,6 +31,14 @@ constexpr size_t kCommitUploadBytes = 1u << 20;
 // ahead of it; past that, the segment is worth its own upload.
 constexpr size_t kMaxInlineChunks = 4;
 
+// The record of `ino` that a committed batch wrote (PutInode puts one in
+// every batch that carries a file).
+const InodeRecord& CommittedRecord(const Txn& txn, Ino ino) {
+  auto it = std::find_if(txn.inodes.rbegin(), txn.inodes.rend(),
+                         [ino](const auto& written) { return written.first == ino; });
+  return *it->second;
+}
+
 // Takes the prefetched bytes of `extent` for chunk `index`, if there are.
 bool TakePrefetched(std::vector<ChunkPrefetch>* prefetched, uint64_t index,
                     const ChunkExtent& extent, std::string* out) {
@@ -461,7 +469,7 @@ void FileSystemImpl::AfterCommit(const Txn& txn) {
         if (it == dirty_.end()) continue;
         DirtyFile& f = *it->second;
         dirty_used_ -= static_cast<int64_t>(f.inode.used) - static_cast<int64_t>(f.engine_used);
-        if (keep_inline && KeepCommittedInline(f, &done)) continue;
+        if (keep_inline && KeepCommittedInline(f, CommittedRecord(txn, ino), &done)) continue;
         dirty_memory_ -= static_cast<int64_t>(f.memory);
         done.push_back(std::move(it->second));
         dirty_.erase(it);
@@ -478,7 +486,7 @@ void FileSystemImpl::AfterCommit(const Txn& txn) {
   }
 }
 
-bool FileSystemImpl::KeepCommittedInline(DirtyFile& f,
+bool FileSystemImpl::KeepCommittedInline(DirtyFile& f, const InodeRecord& committed_record,
                                          std::vector<std::unique_ptr<DirtyFile>>* done) {
   // The committed chunks leave for `done`; the ones the batch stored
   // inline but that belong in a segment stay, as bytes the engine holds.
@@ -501,7 +509,10 @@ bool FileSystemImpl::KeepCommittedInline(DirtyFile& f,
     // Nothing stayed: forget the file like any committed one.
     return false;
   }
-  f.engine_used = f.inode.used;
+  // What stayed is what the engine holds, the record (with its exact
+  // `used`) included.
+  f.inode = committed_record;
+  f.engine_used = committed_record.used;
   f.stored_chunk_limit = std::max(f.stored_chunk_limit, ChunkCount(f.inode.size));
   return true;
 }
@@ -549,12 +560,6 @@ FsResult<bool> FileSystemImpl::CommitInline(Ino ino) {
   PutInode(txn, ino, r);
   FsStatus s = Commit(txn);
   if (!s.ok()) return s;
-  // What stayed is what the engine holds, the record (with its exact
-  // `used`) included.
-  if (DirtyFile* kept = FindDirty(ino)) {
-    kept->inode = r;
-    kept->engine_used = r.used;
-  }
   return true;
 }
 
