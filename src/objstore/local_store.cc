@@ -216,49 +216,49 @@ Result<std::string> LocalStore::WriteTemp(std::string_view body) {
   return path;
 }
 
+Status LocalStore::Place(const std::string& temp, const std::string& key,
+                         const std::string& path, WriteMode mode, const std::string& etag) {
+  if (mode == WriteMode::kIfAbsent) {
+    // link() refuses an existing name atomically, even against other
+    // processes, so it needs no lock: a conditional replace holds the lock
+    // while the name exists, and Delete's unlink is as atomic as the link.
+    if (::link(temp.c_str(), path.c_str()) == 0) return Status::OK();
+    if (errno == EEXIST) return Status::PreconditionFailed("file://" + key + " exists");
+    return ErrnoStatus("link " + path, errno);
+  }
+  // The lock makes a conditional replace's check and rename one step.
+  FileLock lock(root_ + "/" + kLockFile);
+  if (!lock.ok()) return ErrnoStatus("lock " + root_, errno);
+  if (mode == WriteMode::kIfMatch) {
+    auto current = EtagOf(path);
+    if (!current.ok() && !current.status().IsNotFound()) return current.status();
+    if (!current.ok() || *current != etag) {
+      return Status::PreconditionFailed("file://" + key + ": etag does not match");
+    }
+  }
+  if (::rename(temp.c_str(), path.c_str()) != 0) return ErrnoStatus("rename to " + path, errno);
+  return Status::OK();
+}
+
 Result<std::string> LocalStore::Write(const std::string& key, std::string_view body, WriteMode mode,
                                       const std::string& etag) {
   PAIL_RETURN_IF_ERROR(ValidateKey(key));
   const std::string path = PathOf(key);
   const std::string dir = path.substr(0, path.rfind('/'));
-  PAIL_RETURN_IF_ERROR(MakeDirs(root_, dir));
   PAIL_ASSIGN_OR_RETURN(std::string temp, WriteTemp(body));
   // Linking or renaming moves the temp file's inode into place, so the
   // object's etag is known before it has a name.
   auto written = EtagOf(temp);
-  if (!written.ok()) {
-    ::unlink(temp.c_str());
-    return written.status();
+  Status placed = written.ok() ? Place(temp, key, path, mode, etag) : written.status();
+  if (placed.IsNotFound()) {
+    // The key's directories are made when its first object is written:
+    // trying the name first spares every later put a mkdir per level.
+    placed = MakeDirs(root_, dir);
+    if (placed.ok()) placed = Place(temp, key, path, mode, etag);
   }
-  {
-    FileLock lock(root_ + "/" + kLockFile);
-    if (!lock.ok()) {
-      ::unlink(temp.c_str());
-      return ErrnoStatus("lock " + root_, errno);
-    }
-    if (mode == WriteMode::kIfMatch) {
-      auto current = EtagOf(path);
-      if (!current.ok() || *current != etag) {
-        ::unlink(temp.c_str());
-        if (!current.ok() && !current.status().IsNotFound()) return current.status();
-        return Status::PreconditionFailed("file://" + key + ": etag does not match");
-      }
-    }
-    if (mode == WriteMode::kIfAbsent) {
-      // link() refuses an existing name atomically, even against other processes.
-      int rc = ::link(temp.c_str(), path.c_str());
-      int err = errno;
-      ::unlink(temp.c_str());
-      if (rc != 0) {
-        if (err == EEXIST) return Status::PreconditionFailed("file://" + key + " exists");
-        return ErrnoStatus("link " + path, err);
-      }
-    } else if (::rename(temp.c_str(), path.c_str()) != 0) {
-      int err = errno;
-      ::unlink(temp.c_str());
-      return ErrnoStatus("rename to " + path, err);
-    }
-  }
+  // A link leaves the temp name behind, and a failure may.
+  if (mode == WriteMode::kIfAbsent || !placed.ok()) ::unlink(temp.c_str());
+  PAIL_RETURN_IF_ERROR(placed);
   // The name's durability needs no lock: other writers go on with their
   // names meanwhile, and directory syncs that overlap share one journal
   // commit. (A reader could always see the name before this sync.)

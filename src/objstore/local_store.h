@@ -40,6 +40,10 @@ class LocalStore : public ObjectStore {
   enum class WriteMode { kReplace, kIfAbsent, kIfMatch };
   Result<std::string> Write(const std::string& key, std::string_view body, WriteMode mode,
                             const std::string& etag);
+  // Moves the written temp file to `path`, the file of `key`, as `mode`
+  // says; NotFound when a directory of `path` is missing.
+  Status Place(const std::string& temp, const std::string& key, const std::string& path,
+               WriteMode mode, const std::string& etag);
   std::string PathOf(const std::string& key) const;
   Result<std::string> WriteTemp(std::string_view body);
 
