@@ -6,11 +6,11 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <random>
+
+#include <spdlog/spdlog.h>
 
 #include "objstore/object_store_util.h"
 
@@ -141,6 +141,10 @@ Result<std::unique_ptr<LocalStore>> LocalStore::Open(const std::string& root_in)
   std::error_code ec;
   std::filesystem::create_directories(root + "/" + kTempDir, ec);
   if (ec) return Status::IOError("cannot create bucket directory " + root + ": " + ec.message());
+  if (size_t removed = SpareFiles::RemoveLeftovers(root + "/" + kTempDir)) {
+    spdlog::info("file:// bucket {}: removed {} temporary files of processes that are gone", root,
+                 removed);
+  }
   return std::unique_ptr<LocalStore>(new LocalStore(root));
 }
 
@@ -162,11 +166,10 @@ std::string LocalStore::PathOf(const std::string& key) const {
   }
 }
 
+LocalStore::LocalStore(std::string root)
+    : root_(std::move(root)), spares_(root_ + "/" + kTempDir, kPrivateFileMode) {}
+
 Result<std::string> LocalStore::WriteTemp(std::string_view body) {
-  static std::atomic<uint64_t> counter{0};
-  thread_local std::mt19937_64 rng{std::random_device{}()};
-  std::string path = root_ + "/" + kTempDir + "/" + std::to_string(::getpid()) + "-" +
-                     std::to_string(counter++) + "-" + std::to_string(rng());
   // The aligned bulk of a large body goes straight to the disk (O_DIRECT):
   // objects are written once and read back in small ranges, if at all, and
   // copying them into the page cache cost a sequential write more CPU than
@@ -177,13 +180,22 @@ Result<std::string> LocalStore::WriteTemp(std::string_view body) {
       reinterpret_cast<uintptr_t>(body.data()) % kDirectWriteAlign == 0) {
     direct_len = body.size() / kDirectWriteAlign * kDirectWriteAlign;
   }
-  const int flags = O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC;
-  int fd = ::open(path.c_str(), flags | (direct_len > 0 ? O_DIRECT : 0), kPrivateFileMode);
-  if (fd < 0 && direct_len > 0 && errno == EINVAL) {
-    direct_len = 0;
-    fd = ::open(path.c_str(), flags, kPrivateFileMode);
+  int fd;
+  std::string path;
+  if (std::optional<SpareFile> spare = spares_.Take()) {
+    fd = spare->fd;
+    path = std::move(spare->path);
+    if (direct_len > 0 && ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_DIRECT) != 0) direct_len = 0;
+  } else {
+    path = SpareFiles::UniqueName(root_ + "/" + kTempDir);
+    const int flags = O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC;
+    fd = ::open(path.c_str(), flags | (direct_len > 0 ? O_DIRECT : 0), kPrivateFileMode);
+    if (fd < 0 && direct_len > 0 && errno == EINVAL) {
+      direct_len = 0;
+      fd = ::open(path.c_str(), flags, kPrivateFileMode);
+    }
+    if (fd < 0) return ErrnoStatus("create " + path, errno);
   }
-  if (fd < 0) return ErrnoStatus("create " + path, errno);
   size_t done = 0;
   if (direct_len > 0) {
     while (done < direct_len) {

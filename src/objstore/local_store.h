@@ -14,6 +14,7 @@
 #pragma once
 
 #include "objstore/object_store.h"
+#include "objstore/spare_files.h"
 
 namespace pail {
 
@@ -35,7 +36,7 @@ class LocalStore : public ObjectStore {
   bool IsLocal() const override { return true; }
 
  private:
-  explicit LocalStore(std::string root) : root_(std::move(root)) {}
+  explicit LocalStore(std::string root);
 
   enum class WriteMode { kReplace, kIfAbsent, kIfMatch };
   Result<std::string> Write(const std::string& key, std::string_view body, WriteMode mode,
@@ -48,6 +49,7 @@ class LocalStore : public ObjectStore {
   Result<std::string> WriteTemp(std::string_view body);
 
   std::string root_;
+  SpareFiles spares_;  // in the temp directory
 };
 
 }  // namespace pail

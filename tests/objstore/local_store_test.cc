@@ -1,9 +1,17 @@
 // LocalStore's own files: what a put leaves in the bucket directory besides
-// the object, and a key whose directories went away after its first put.
+// the object (spare files made ahead, at most a few, gone with the store),
+// and a key whose directories went away after its first put.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
+#include <fstream>
+#include <set>
 #include <string>
+#include <thread>
 
 #include "objstore/local_store.h"
 
@@ -23,8 +31,13 @@ class LocalStoreTest : public ::testing::Test {
     ASSERT_TRUE(opened.ok());
     store_ = std::move(*opened);
   }
-  void TearDown() override { fs::remove_all(root_); }
+  void TearDown() override {
+    store_.reset();
+    fs::remove_all(root_);
+  }
 
+  // The files in the temp directory: spares while the store is open (a
+  // few), none once it is closed.
   size_t TempFiles() const {
     size_t n = 0;
     for ([[maybe_unused]] const auto& e : fs::directory_iterator(root_ / ".tmp")) ++n;
@@ -48,6 +61,35 @@ TEST_F(LocalStoreTest, WritesOfEveryKindLeaveNoTemporaryFile) {
   EXPECT_EQ(*store_->Get("a/b/c"), "2");
   EXPECT_EQ(*store_->Get("a/b/d"), "7");
   EXPECT_TRUE(store_->Get("a/b/e").status().IsNotFound());
+  EXPECT_LE(TempFiles(), 4u);
+  store_.reset();
+  EXPECT_EQ(TempFiles(), 0u);
+}
+
+TEST_F(LocalStoreTest, PutsWriteIntoSpareFilesMadeAhead) {
+  // The first put starts the maker; the next ones write into its files.
+  ASSERT_TRUE(store_->Put("first", "0").ok());
+  for (int i = 0; i < 20; ++i) {
+    // Wait until all the spares are ready, and note their inodes.
+    std::set<std::string> spares;
+    for (int tries = 0; tries < 5000 && spares.size() < 4; ++tries) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      spares.clear();
+      for (const auto& e : fs::directory_iterator(root_ / ".tmp")) {
+        struct stat st;
+        ASSERT_EQ(::stat(e.path().c_str(), &st), 0);
+        spares.insert(std::to_string(st.st_ino));
+      }
+    }
+    ASSERT_EQ(spares.size(), 4u);
+    const std::string key = "k" + std::to_string(i);
+    auto etag = store_->PutIfAbsent(key, std::string(i, 'x'));
+    ASSERT_TRUE(etag.ok());
+    // A file:// etag starts with the object's inode.
+    EXPECT_TRUE(spares.count(etag->substr(0, etag->find('-')))) << *etag;
+    EXPECT_EQ(*store_->Get(key), std::string(i, 'x'));
+  }
+  store_.reset();
   EXPECT_EQ(TempFiles(), 0u);
 }
 
@@ -61,7 +103,34 @@ TEST_F(LocalStoreTest, KeyWhoseDirectoriesWentAwayIsWrittenAgain) {
   ASSERT_TRUE(store_->Put("x/y/2", "d").ok());
   EXPECT_EQ(*store_->Get("x/y/1"), "c");
   EXPECT_EQ(*store_->Get("x/y/2"), "d");
+  store_.reset();
   EXPECT_EQ(TempFiles(), 0u);
+}
+
+TEST_F(LocalStoreTest, OpeningRemovesTemporaryFilesOfProcessesThatAreGone) {
+  store_.reset();
+  const pid_t gone = ::fork();
+  if (gone == 0) ::_exit(0);
+  ASSERT_GT(gone, 0);
+  ASSERT_EQ(::waitpid(gone, nullptr, 0), gone);
+  const fs::path tmp = root_ / ".tmp";
+  auto make = [&](const std::string& name, std::chrono::hours age) {
+    std::ofstream(tmp / name) << "partial";
+    fs::last_write_time(tmp / name, fs::file_time_type::clock::now() - age);
+  };
+  const std::string dead = std::to_string(gone);
+  make(dead + "-1-2", std::chrono::hours(2));  // a leftover
+  make(dead + "-3-4", std::chrono::hours(0));  // too recent to tell
+  make("1-5-6", std::chrono::hours(2));        // init runs
+  make(std::to_string(::getpid()) + "-7-8", std::chrono::hours(2));  // ours
+  make("notes", std::chrono::hours(2));         // not a name of ours
+  auto opened = LocalStore::Open(root_.string());
+  ASSERT_TRUE(opened.ok());
+  EXPECT_FALSE(fs::exists(tmp / (dead + "-1-2")));
+  EXPECT_TRUE(fs::exists(tmp / (dead + "-3-4")));
+  EXPECT_TRUE(fs::exists(tmp / "1-5-6"));
+  EXPECT_TRUE(fs::exists(tmp / (std::to_string(::getpid()) + "-7-8")));
+  EXPECT_TRUE(fs::exists(tmp / "notes"));
 }
 
 }  // namespace
