@@ -49,7 +49,9 @@ size_t SpareFiles::RemoveLeftovers(const std::string& dir) {
   size_t removed = 0;
   std::error_code ec;
   const auto now = std::filesystem::file_time_type::clock::now();
-  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+  for (auto it = std::filesystem::directory_iterator(dir, ec);
+       !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
+    const std::filesystem::directory_entry& entry = *it;
     const std::string name = entry.path().filename().string();
     const size_t dash = name.find('-');
     if (dash == 0 || dash == std::string::npos || dash > 9 ||

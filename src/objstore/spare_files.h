@@ -1,9 +1,9 @@
 // SpareFiles: empty files made ahead of time in a file:// bucket's temp
 // directory, so that a put does not wait for its filesystem to allocate an
-// inode. Creating a file cost as much as the put's fsync on the ext4 these
-// servers run on (without a journal, its inode search skips every recently
-// deleted inode, and a bucket deletes WAL parts and tables all the time),
-// and the put's caller, an fsync, waited for both.
+// inode. On ext4 without a journal (our test machines') creating a file
+// cost as much as the put's fsync: its inode search skips every recently
+// deleted inode, and a bucket deletes WAL parts and tables all the time.
+// The put's caller, an fsync, waited for both.
 //
 // A thread of its own keeps up to kSpareFiles open files ready, starting
 // with the first Take. The spares left when the owner goes are removed.
