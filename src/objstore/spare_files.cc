@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -71,11 +72,18 @@ size_t SpareFiles::RemoveLeftovers(const std::string& dir) {
 std::optional<SpareFile> SpareFiles::Take() {
   MutexLock lock(&mu_);
   if (!maker_.joinable() && !stopping_) maker_ = std::thread([this] { MakeLoop(); });
-  if (ready_.empty()) return std::nullopt;
-  SpareFile spare = std::move(ready_.back());
-  ready_.pop_back();
-  wanted_.Signal();
-  return spare;
+  while (!ready_.empty()) {
+    SpareFile spare = std::move(ready_.back());
+    ready_.pop_back();
+    wanted_.Signal();
+    // A spare that waited long can look like a dead process's leftover to
+    // a process that cannot see ours (another machine or PID namespace on
+    // the same directory), which removes it: then it has no name to link.
+    struct stat st;
+    if (::fstat(spare.fd, &st) == 0 && st.st_nlink > 0) return spare;
+    ::close(spare.fd);
+  }
+  return std::nullopt;
 }
 
 void SpareFiles::MakeLoop() {

@@ -34,7 +34,8 @@ class SpareFiles {
   SpareFiles& operator=(const SpareFiles&) = delete;
 
   // A spare, now the caller's; nullopt when none is ready (the caller
-  // creates its file itself, as without spares).
+  // creates its file itself, as without spares). Spares someone removed
+  // are skipped.
   std::optional<SpareFile> Take() EXCLUDES(mu_);
 
   // A new, unique name in `dir` for a file of this process.

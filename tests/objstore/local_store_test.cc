@@ -93,6 +93,21 @@ TEST_F(LocalStoreTest, PutsWriteIntoSpareFilesMadeAhead) {
   EXPECT_EQ(TempFiles(), 0u);
 }
 
+TEST_F(LocalStoreTest, SparesSomeoneRemovedAreNotUsed) {
+  // Another machine's cleanup sees our spares as a dead process's files.
+  ASSERT_TRUE(store_->Put("first", "0").ok());
+  for (int tries = 0; tries < 5000 && TempFiles() < 4; ++tries) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  ASSERT_EQ(TempFiles(), 4u);
+  for (const auto& e : fs::directory_iterator(root_ / ".tmp")) fs::remove(e.path());
+  for (int i = 0; i < 6; ++i) {
+    const std::string key = "k" + std::to_string(i);
+    ASSERT_TRUE(store_->PutIfAbsent(key, key).ok()) << key;
+    EXPECT_EQ(*store_->Get(key), key);
+  }
+}
+
 TEST_F(LocalStoreTest, KeyWhoseDirectoriesWentAwayIsWrittenAgain) {
   // A put tries the object's name first and makes its directories only when
   // they are missing: once made, and again after someone removed them.
