@@ -306,6 +306,10 @@ class FileSystemImpl final : public FileSystem {
   // Turns an overlay chunk into an ordinary one: its base's bytes read and
   // its blocks copied over them.
   FsStatus MaterializeOverlay(DirtyFile& f, DirtyChunk& c);
+  // Brings the extents under the overlays `chunks` into the cache, several
+  // reads from the bucket at once, and returns when they are done (those
+  // the read-ahead pool has no room for are left to the caller's reads).
+  void FetchOverlayBases(const std::vector<DirtyChunk*>& chunks);
   // The bytes of a list of pieces (zeros between them) into `out`, sized to
   // the end of the last piece.
   FsStatus LoadPiecesBytes(const PieceList& pieces, std::string* out);

@@ -527,6 +527,40 @@ FsStatus FileSystemImpl::FlushFile(Ino ino) {
   return Commit(txn);
 }
 
+void FileSystemImpl::FetchOverlayBases(const std::vector<DirtyChunk*>& chunks) {
+  std::vector<ChunkExtent> extents;
+  for (const DirtyChunk* c : chunks) {
+    if (!c->overlay()) continue;
+    for (const ChunkExtent& e : DistinctExtents(c->base)) {
+      if (std::find(extents.begin(), extents.end(), e) == extents.end()) extents.push_back(e);
+    }
+  }
+  if (extents.size() < 2) return;  // the caller's own read is as quick
+  Mutex mu;
+  CondVar done(&mu);
+  size_t pending = 0;
+  for (const ChunkExtent& e : extents) {
+    FsResult<uint64_t> size = SegmentSize(e.segment);
+    if (!size.ok()) continue;
+    {
+      MutexLock g(&mu);
+      ++pending;
+    }
+    const bool queued = prefetch_pool_->TrySubmit([&, e, total = *size] {
+      Status s = engine_.data_objects().Prefetch(e.segment, total, e.offset, e.stored_len);
+      if (!s.ok()) spdlog::debug("fs: fetch of segment {:016x}: {}", e.segment, s.ToString());
+      MutexLock g(&mu);
+      if (--pending == 0) done.SignalAll();
+    });
+    if (!queued) {
+      MutexLock g(&mu);
+      --pending;
+    }
+  }
+  MutexLock g(&mu);
+  while (pending > 0) done.Wait();
+}
+
 FsResult<bool> FileSystemImpl::CommitInline(Ino ino) {
   InodeLocks lock(locks_, {ino});
   DirtyFile* f = FindDirty(ino);
@@ -548,7 +582,9 @@ FsResult<bool> FileSystemImpl::CommitInline(Ino ino) {
     if (!stored.ok()) return stored.status();
     if (EncodeInode(*stored) == EncodeInode(f->inode)) return true;
   }
-  // An overlay's blocks need the stored bytes around them to make a chunk.
+  // An overlay's blocks need the stored bytes around them to make a chunk:
+  // read together, a few chunks the cache lacks cost one round of reads.
+  FetchOverlayBases(for_segment);
   for (DirtyChunk* c : for_segment) {
     if (!c->overlay()) continue;
     FsStatus s = MaterializeOverlay(*f, *c);

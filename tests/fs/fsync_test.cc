@@ -7,6 +7,8 @@
 #include "fs/chunk_value.h"
 #include "fs/key_codec.h"
 #include "fs_test_util.h"
+#include "objstore/fault_store.h"
+#include "objstore/memory_store.h"
 
 namespace pail::fs::testing {
 namespace {
@@ -216,6 +218,58 @@ TEST_F(FsyncTest, SmallWritesToABigFileSyncWithoutASegmentAndReachOneLater) {
   EXPECT_EQ(ReadAt(f, 0, 1), model.substr(0, 1));
   EXPECT_EQ(FsyncUploads(f), 1u);
   EXPECT_EQ(FsyncUploads(f), 0u);
+  Remount();
+  EXPECT_EQ(ReadAt(f, 0, 1 << 20), model);
+  ExpectFsckClean();
+}
+
+// The chunks an fsync puts inline need their stored bytes; those the cache
+// lacks (here: after a restart) are read from the bucket together, not one
+// after another under the file's lock.
+class SlowBucketFsyncTest : public FsyncTest {
+ protected:
+  std::shared_ptr<ObjectStore> MakeStore() override {
+    slow_ = std::make_shared<FaultStore>(std::make_shared<MemoryStore>(), FaultOptions{});
+    return slow_;
+  }
+  void SetLatency(std::chrono::milliseconds latency) {
+    FaultOptions o;
+    o.latency = latency;
+    slow_->SetOptions(o);
+  }
+  std::shared_ptr<FaultStore> slow_;
+};
+
+TEST_F(SlowBucketFsyncTest, ColdChunksOfAnInlineFsyncAreReadTogether) {
+  const Ino f = MakeFile(kRootIno, "big");
+  std::string model = Pattern(1 << 20, 1);
+  WriteAt(f, 0, model);
+  ASSERT_TRUE(fs_->SyncAll().ok());
+  // Each chunk in a segment of its own, so that each needs a read.
+  for (uint64_t index : {2, 9, 17, 25}) {
+    const std::string bytes = Pattern(kChunkSize, static_cast<uint32_t>(index));
+    WriteAt(f, index * kChunkSize, bytes);
+    model.replace(index * kChunkSize, kChunkSize, bytes);
+    ASSERT_TRUE(fs_->SyncAll().ok());
+  }
+  Remount();  // empty caches (no read here: its read-ahead would fill them)
+  const uint64_t segments = fs_->counters().segment_puts;
+  for (uint64_t index : {2, 9, 17, 25}) {
+    const std::string block = Pattern(kPieceBlockBytes, static_cast<uint32_t>(100 + index));
+    WriteAt(f, index * kChunkSize + kPieceBlockBytes, block);
+    model.replace(index * kChunkSize + kPieceBlockBytes, kPieceBlockBytes, block);
+  }
+  constexpr auto kLatency = std::chrono::milliseconds(150);
+  SetLatency(kLatency);
+  const auto start = std::chrono::steady_clock::now();
+  ASSERT_FS_OK(fs_->Fsync(Root(), f));
+  const auto took = std::chrono::steady_clock::now() - start;
+  SetLatency(std::chrono::milliseconds(0));
+  EXPECT_EQ(fs_->counters().segment_puts, segments);  // inline
+  // Four reads one after another and the log's put would take five
+  // latencies; together, two.
+  EXPECT_LT(took, 4 * kLatency) << std::chrono::duration_cast<std::chrono::milliseconds>(took).count() << " ms";
+  EXPECT_EQ(ReadAt(f, 0, 1 << 20), model);
   Remount();
   EXPECT_EQ(ReadAt(f, 0, 1 << 20), model);
   ExpectFsckClean();
