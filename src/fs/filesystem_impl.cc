@@ -320,7 +320,11 @@ void FileSystemImpl::RemoveEntry(Txn& txn, Ino dir, InodeRecord& d, std::string_
     // The next stored entry may be one this batch removes too (rename over
     // a name): first_cookie stays a lower bound of the live entries, which
     // is all listings need. Entries this batch adds have cookies above it.
-    d.first_cookie = NextStoredCookie(dir, entry.cookie);
+    // Cookies are handed out in order, so when the entries left fill every
+    // cookie between this one and next_cookie, the next is stored without
+    // asking the engine: a directory drained in the order it was filled.
+    const bool rest_dense = d.next_cookie - entry.cookie - 1 == d.entries;
+    d.first_cookie = rest_dense ? entry.cookie + 1 : NextStoredCookie(dir, entry.cookie);
   }
   d.mtime = d.ctime = now;
 }
