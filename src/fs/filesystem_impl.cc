@@ -46,7 +46,12 @@ FileSystemImpl::FileSystemImpl(engine::Engine& engine, FsOptions options)
     : engine_(engine),
       options_(options),
       inode_cache_(options.inode_cache_records),
-      dentry_cache_(options.dentry_cache_entries),
+      dentry_cache_(options.dentry_cache_entries,
+                    [this](const std::string& key, const std::optional<DirEntryValue>& entry) {
+                      // An absent name let go is still absent; a present one
+                      // must be found in the engine again.
+                      if (entry) complete_dirs_.Remove(KeyIno(key));
+                    }),
       compression_(ParseDataCompression(options.compression)) {}
 
 FileSystemImpl::~FileSystemImpl() {
@@ -255,6 +260,7 @@ FsResult<std::optional<DirEntryValue>> FileSystemImpl::LookupEntry(Ino dir, std:
   if (std::optional<std::optional<DirEntryValue>> cached = dentry_cache_.Find(key)) {
     return *std::move(cached);
   }
+  if (complete_dirs_.Contains(dir)) return std::optional<DirEntryValue>();
   const uint64_t ticket = dentry_cache_.Ticket(key);
   std::string value;
   rocksdb::Status rs = db_->Get(rocksdb::ReadOptions(), meta_, key, &value);
@@ -445,6 +451,7 @@ FsStatus FileSystemImpl::Commit(Txn& txn) {
     if (s.ok()) {
       dentry_cache_.Store(key, &entry);
     } else {
+      complete_dirs_.Remove(KeyIno(key));
       dentry_cache_.Forget(key);
     }
   }

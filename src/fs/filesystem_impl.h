@@ -30,6 +30,7 @@
 
 #include "fs/change_sequences.h"
 #include "fs/chunk_value.h"
+#include "fs/complete_dirs.h"
 #include "fs/filesystem.h"
 #include "fs/inode_record.h"
 #include "fs/key_codec.h"
@@ -522,6 +523,7 @@ class FileSystemImpl final : public FileSystem {
   std::unique_ptr<ChangeSequences> changes_;  // made by Init(), once the families are known
   LockTable locks_;
   InodeCache inode_cache_;
+  CompleteDirs complete_dirs_;  // before the cache whose evictions it hears of
   DentryCache dentry_cache_;
 
   // Serializes moves of directories between parents so the loop check

@@ -78,8 +78,14 @@ FsResult<Attr> FileSystemImpl::CreateNode(const Credentials& cred, Ino parent,
   if (is_dir) dir.nlink++;
   PutInode(txn, parent, dir);
   txn.inodes_delta = 1;
+  // Nobody can name the new directory before the commit: empty, it is
+  // complete (complete_dirs.h).
+  if (is_dir) complete_dirs_.Add(*ino);
   FsStatus c = Commit(txn);
-  if (!c.ok()) return c;
+  if (!c.ok()) {
+    if (is_dir) complete_dirs_.Remove(*ino);
+    return c;
+  }
   if (handle_out != nullptr) {
     MutexLock g(&handles_mu_);
     *handle_out = next_handle_++;
@@ -290,6 +296,7 @@ FsStatus FileSystemImpl::Rmdir(const Credentials& cred, Ino parent, std::string_
                       PutInode(txn, parent, dir);
                       victim.ctime = now;
                       DropInode(txn, entry.ino, victim);
+                      complete_dirs_.Remove(entry.ino);
                       return {};
                     });
 }

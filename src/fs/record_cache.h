@@ -37,8 +37,13 @@ namespace pail::fs {
 template <typename Key, typename Value>
 class RecordCache {
  public:
+  // Told of each record the cache lets go of to make room (or, at capacity
+  // 0, does not keep), under the cache's lock: it must not call back in.
+  using EvictionListener = std::function<void(const Key&, const Value&)>;
+
   // Holds at most `capacity` records; 0 disables it.
-  explicit RecordCache(size_t capacity) : shard_capacity_((capacity + kShards - 1) / kShards) {}
+  explicit RecordCache(size_t capacity, EvictionListener on_evict = nullptr)
+      : shard_capacity_((capacity + kShards - 1) / kShards), on_evict_(std::move(on_evict)) {}
   RecordCache(const RecordCache&) = delete;
   RecordCache& operator=(const RecordCache&) = delete;
 
@@ -113,7 +118,10 @@ class RecordCache {
   }
 
   void Put(Shard& s, const Key& key, const Value& v) REQUIRES(s.mu) {
-    if (shard_capacity_ == 0) return;
+    if (shard_capacity_ == 0) {
+      if (on_evict_) on_evict_(key, v);
+      return;
+    }
     auto it = s.index.find(key);
     if (it != s.index.end()) {
       it->second->second = v;
@@ -123,6 +131,7 @@ class RecordCache {
     if (s.index.size() >= shard_capacity_) {
       // Reuse the least recently used node rather than free and allocate one.
       auto last = std::prev(s.lru.end());
+      if (on_evict_) on_evict_(last->first, last->second);
       s.index.erase(last->first);
       *last = {key, v};
       s.lru.splice(s.lru.begin(), s.lru, last);
@@ -133,6 +142,7 @@ class RecordCache {
   }
 
   const size_t shard_capacity_;
+  const EvictionListener on_evict_;
   mutable std::array<Shard, kShards> shards_;
 };
 

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+#include <vector>
+
 namespace pail::fs {
 namespace {
 
@@ -131,6 +134,31 @@ TEST(DentryCacheTest, AnAbsenceReadBeforeACreateIsDropped) {
   ASSERT_TRUE(cache.Find(key).has_value());
   ASSERT_TRUE(cache.Find(key)->has_value());
   EXPECT_EQ((*cache.Find(key))->ino, 9u);
+}
+
+// The listener hears of every record let go to make room, and of each one
+// a cache of capacity 0 does not keep; not of replacements or deletions.
+TEST(InodeCacheTest, EvictionsAreToldToTheListener) {
+  std::vector<Ino> evicted;
+  InodeCache cache(16, [&](const Ino& ino, const InodeRecord&) { evicted.push_back(ino); });
+  std::set<Ino> kept;
+  for (Ino ino = 1; ino <= 500; ++ino) {
+    InodeRecord r = RecordWithMode(0644);
+    cache.Store(ino, &r);
+    cache.Store(ino, &r);  // a replacement evicts nothing
+  }
+  cache.Store(500, nullptr);  // neither does a deletion
+  for (Ino ino = 1; ino <= 500; ++ino) {
+    if (cache.Find(ino)) kept.insert(ino);
+  }
+  EXPECT_EQ(evicted.size() + kept.size(), 499u);
+  for (Ino ino : evicted) EXPECT_EQ(kept.count(ino), 0u) << ino;
+
+  std::vector<Ino> not_kept;
+  InodeCache none(0, [&](const Ino& ino, const InodeRecord&) { not_kept.push_back(ino); });
+  InodeRecord r = RecordWithMode(0644);
+  none.Store(3, &r);
+  EXPECT_EQ(not_kept, std::vector<Ino>{3});
 }
 
 }  // namespace
