@@ -75,18 +75,20 @@ TEST_F(CompleteDirsTest, AbsentNamesOfANewDirectoryCostNoEngineLookup) {
   ExpectFsckClean();
 }
 
-// A cache too small for the directory lets entries go: from then on the
-// directory's names are looked up in the engine again, and all are found.
-class SmallDentryCacheTest : public CompleteDirsTest {
+// A cache too small for the directory lets entries go (or, at 0, keeps
+// none): from then on its names are looked up in the engine again, and all
+// are found.
+class SmallDentryCacheTest : public CompleteDirsTest,
+                             public ::testing::WithParamInterface<size_t> {
  protected:
   FsOptions Options() override {
     FsOptions o = CompleteDirsTest::Options();
-    o.dentry_cache_entries = 64;
+    o.dentry_cache_entries = GetParam();
     return o;
   }
 };
 
-TEST_F(SmallDentryCacheTest, EntriesTheCacheLetGoAreFoundInTheEngine) {
+TEST_P(SmallDentryCacheTest, EntriesTheCacheLetGoAreFoundInTheEngine) {
   Ino d = MakeDir(kRootIno, "d");
   auto names = Populate(d, 300);
   ExpectFound(d, names);
@@ -94,21 +96,7 @@ TEST_F(SmallDentryCacheTest, EntriesTheCacheLetGoAreFoundInTheEngine) {
   ExpectFsckClean();
 }
 
-class NoDentryCacheTest : public CompleteDirsTest {
- protected:
-  FsOptions Options() override {
-    FsOptions o = CompleteDirsTest::Options();
-    o.dentry_cache_entries = 0;
-    return o;
-  }
-};
-
-TEST_F(NoDentryCacheTest, EveryNameIsFoundInTheEngine) {
-  Ino d = MakeDir(kRootIno, "d");
-  auto names = Populate(d, 20);
-  ExpectFound(d, names);
-  EXPECT_ERRNO(fs_->Lookup(Root(), d, "absent"), ENOENT);
-}
+INSTANTIATE_TEST_SUITE_P(Capacities, SmallDentryCacheTest, ::testing::Values(64, 0));
 
 // Bounded: past kMaxDirs the set starts over with the directory added.
 TEST(CompleteDirs, StartsOverWhenFull) {
