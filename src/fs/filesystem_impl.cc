@@ -392,9 +392,13 @@ void FileSystemImpl::DeleteInode(Txn& txn, Ino ino, const InodeRecord& r, bool h
   // for it is a point lookup that the tables' filters mostly answer; an
   // iterator seeks in every table and cost an unlink a quarter of its time.
   // Should the lookup fail, the attributes are looked for all the same.
+  // An inode known to have had none needs no lookup at all.
   std::string totals;
   rocksdb::Status totals_read =
-      db_->Get(rocksdb::ReadOptions(), meta_, XattrTotalsKey(ino), &totals);
+      xattr_free_.Contains(ino)
+          ? rocksdb::Status::NotFound()
+          : db_->Get(rocksdb::ReadOptions(), meta_, XattrTotalsKey(ino), &totals);
+  xattr_free_.Remove(ino);
   if (!totals_read.IsNotFound()) {
     RangeIterator it(db_, meta_, XattrPrefix(ino), XattrPrefix(ino + 1));
     for (; it->Valid(); it->Next()) txn.batch.Delete(meta_, it->key());

@@ -78,11 +78,13 @@ FsResult<Attr> FileSystemImpl::CreateNode(const Credentials& cred, Ino parent,
   if (is_dir) dir.nlink++;
   PutInode(txn, parent, dir);
   txn.inodes_delta = 1;
-  // Nobody can name the new directory before the commit: empty, it is
-  // complete (complete_dirs.h).
+  // Nobody can name the new inode before the commit: it has no xattrs,
+  // and a new directory no entries.
+  xattr_free_.Add(*ino);
   if (is_dir) complete_dirs_.Add(*ino);
   FsStatus c = Commit(txn);
   if (!c.ok()) {
+    xattr_free_.Remove(*ino);
     if (is_dir) complete_dirs_.Remove(*ino);
     return c;
   }

@@ -87,6 +87,7 @@ void FileSystemImpl::PutXattrTotals(Txn& txn, Ino ino, const XattrTotals& totals
 
 FsResult<bool> FileSystemImpl::DeleteXattr(Txn& txn, Ino ino, std::string_view name) {
   locks_.AssertHeld(ino);
+  if (xattr_free_.Contains(ino)) return false;
   std::string key = XattrKey(ino, name);
   std::string old;
   rocksdb::Status rs = db_->Get(rocksdb::ReadOptions(), meta_, key, &old);
@@ -134,6 +135,8 @@ FsResult<std::string> FileSystemImpl::GetXattr(const Credentials& cred, Ino ino,
   FsResult<InodeRecord> r = LoadInode(ino);
   if (!r.ok()) return r.status();
   if (int e = XattrAccess(cred, *r, name, false)) return FsError{e};
+  // The kernel asks for security.capability before a new file's first write.
+  if (xattr_free_.Contains(ino)) return FsError{ENODATA};
   std::string value;
   rocksdb::Status rs = db_->Get(rocksdb::ReadOptions(), meta_, XattrKey(ino, name), &value);
   if (rs.IsNotFound()) return FsError{ENODATA};
@@ -166,6 +169,7 @@ FsStatus FileSystemImpl::SetXattr(const Credentials& cred, Ino ino, std::string_
       Exceeds(Space(*before), Space(after), kXattrSpaceMax)) {
     return FsError{ENOSPC};
   }
+  xattr_free_.Remove(ino);
   Txn txn;
   txn.batch.Put(meta_, key, rocksdb::Slice(value.data(), value.size()));
   if (name == kCapabilityXattr) {
@@ -183,6 +187,7 @@ FsResult<std::vector<std::string>> FileSystemImpl::ListXattr(const Credentials& 
   FsResult<InodeRecord> r = LoadInode(ino);
   if (!r.ok()) return r.status();
   std::vector<std::string> names;
+  if (xattr_free_.Contains(ino)) return names;
   rocksdb::Status rs = VisitXattrNames(db_, meta_, ino, [&](std::string_view name) {
     if (!cred.is_root() && HasPrefix(name, "trusted.")) return;
     names.emplace_back(name);

@@ -1,9 +1,11 @@
-// Directories made by this process answer for absent names from the dentry
-// cache (complete_dirs.h) for as long as the cache holds all their entries.
+// What the core knows of inodes it made itself (filesystem_impl.h,
+// complete_dirs_ and xattr_free_): absent names of new directories answered
+// from the dentry cache while it holds all their entries, and no xattr
+// lookups for inodes that never had one.
 #include <rocksdb/perf_context.h>
 #include <rocksdb/perf_level.h>
 
-#include "fs/complete_dirs.h"
+#include "fs/inode_set.h"
 #include "fs_test_util.h"
 
 namespace pail::fs::testing {
@@ -20,7 +22,7 @@ uint64_t EngineGets(Body body) {
   return gets;
 }
 
-class CompleteDirsTest : public FsTest {
+class FreshInodesTest : public FsTest {
  protected:
   // Every name of `names` is found in `dir` as the inode it was made as.
   void ExpectFound(Ino dir, const std::vector<std::pair<std::string, Ino>>& names) {
@@ -50,7 +52,7 @@ class CompleteDirsTest : public FsTest {
   }
 };
 
-TEST_F(CompleteDirsTest, AbsentNamesOfANewDirectoryCostNoEngineLookup) {
+TEST_F(FreshInodesTest, AbsentNamesOfANewDirectoryCostNoEngineLookup) {
   Ino d = MakeDir(kRootIno, "d");
   auto names = Populate(d, 50);
   const uint64_t gets = EngineGets([&] {
@@ -78,11 +80,11 @@ TEST_F(CompleteDirsTest, AbsentNamesOfANewDirectoryCostNoEngineLookup) {
 // A cache too small for the directory lets entries go (or, at 0, keeps
 // none): from then on its names are looked up in the engine again, and all
 // are found.
-class SmallDentryCacheTest : public CompleteDirsTest,
+class SmallDentryCacheTest : public FreshInodesTest,
                              public ::testing::WithParamInterface<size_t> {
  protected:
   FsOptions Options() override {
-    FsOptions o = CompleteDirsTest::Options();
+    FsOptions o = FreshInodesTest::Options();
     o.dentry_cache_entries = GetParam();
     return o;
   }
@@ -98,18 +100,54 @@ TEST_P(SmallDentryCacheTest, EntriesTheCacheLetGoAreFoundInTheEngine) {
 
 INSTANTIATE_TEST_SUITE_P(Capacities, SmallDentryCacheTest, ::testing::Values(64, 0));
 
-// Bounded: past kMaxDirs the set starts over with the directory added.
-TEST(CompleteDirs, StartsOverWhenFull) {
-  CompleteDirs dirs;
-  for (Ino d = 1; d <= CompleteDirs::kMaxDirs; ++d) dirs.Add(d);
-  EXPECT_TRUE(dirs.Contains(1));
-  EXPECT_TRUE(dirs.Contains(CompleteDirs::kMaxDirs));
-  dirs.Add(CompleteDirs::kMaxDirs + 1);
-  EXPECT_FALSE(dirs.Contains(1));
-  EXPECT_FALSE(dirs.Contains(CompleteDirs::kMaxDirs));
-  EXPECT_TRUE(dirs.Contains(CompleteDirs::kMaxDirs + 1));
-  dirs.Remove(CompleteDirs::kMaxDirs + 1);
-  EXPECT_FALSE(dirs.Contains(CompleteDirs::kMaxDirs + 1));
+// A file made here is written, asked for its capabilities and xattrs, and
+// removed without an engine lookup for xattrs that cannot exist; once it
+// has one, the xattrs are read from the engine and removed with the file.
+TEST_F(FreshInodesTest, XattrsOfNewInodesAreKnownAbsentUntilSet) {
+  Ino d = MakeDir(kRootIno, "d");
+  Ino f = MakeFile(d, "f");
+  const uint64_t gets = EngineGets([&] {
+    WriteAt(f, 0, "hello");
+    EXPECT_ERRNO(fs_->GetXattr(Root(), f, "security.capability"), ENODATA);
+    auto names = fs_->ListXattr(Root(), f);
+    ASSERT_FS_OK(names);
+    EXPECT_TRUE(names->empty());
+    ASSERT_FS_OK(fs_->Unlink(Root(), d, "f"));
+  });
+  EXPECT_EQ(gets, 0u);
+
+  Ino g = MakeFile(d, "g");
+  Ino sub = MakeDir(d, "sub");
+  ASSERT_FS_OK(fs_->SetXattr(Root(), g, "user.a", "1", 0));
+  ASSERT_FS_OK(fs_->SetXattr(Root(), g, "security.capability", std::string(20, 'c'), 0));
+  ASSERT_FS_OK(fs_->SetXattr(Root(), sub, "user.dir", "2", 0));
+  EXPECT_EQ(*fs_->GetXattr(Root(), g, "user.a"), "1");
+  auto names = fs_->ListXattr(Root(), g);
+  ASSERT_FS_OK(names);
+  EXPECT_EQ(names->size(), 2u);
+  // A write drops the capability it now has.
+  WriteAt(g, 0, "x", User(0, 0));
+  EXPECT_ERRNO(fs_->GetXattr(Root(), g, "security.capability"), ENODATA);
+  ASSERT_FS_OK(fs_->RemoveXattr(Root(), g, "user.a"));
+  ASSERT_FS_OK(fs_->SetXattr(Root(), g, "user.b", "3", 0));
+  // Removed with their inodes: fsck finds no xattr left behind.
+  ASSERT_FS_OK(fs_->Unlink(Root(), d, "g"));
+  ASSERT_FS_OK(fs_->Rmdir(Root(), d, "sub"));
+  ExpectFsckClean();
+}
+
+// Bounded: past kMaxInodes the set starts over with the inode added.
+TEST(InodeSet, StartsOverWhenFull) {
+  InodeSet set;
+  for (Ino i = 1; i <= InodeSet::kMaxInodes; ++i) set.Add(i);
+  EXPECT_TRUE(set.Contains(1));
+  EXPECT_TRUE(set.Contains(InodeSet::kMaxInodes));
+  set.Add(InodeSet::kMaxInodes + 1);
+  EXPECT_FALSE(set.Contains(1));
+  EXPECT_FALSE(set.Contains(InodeSet::kMaxInodes));
+  EXPECT_TRUE(set.Contains(InodeSet::kMaxInodes + 1));
+  set.Remove(InodeSet::kMaxInodes + 1);
+  EXPECT_FALSE(set.Contains(InodeSet::kMaxInodes + 1));
 }
 
 }  // namespace
