@@ -398,7 +398,9 @@ void FileSystemImpl::DeleteInode(Txn& txn, Ino ino, const InodeRecord& r, bool h
       xattr_free_.Contains(ino)
           ? rocksdb::Status::NotFound()
           : db_->Get(rocksdb::ReadOptions(), meta_, XattrTotalsKey(ino), &totals);
+  // The number is never made again in this process: forget it.
   xattr_free_.Remove(ino);
+  complete_dirs_.Remove(ino);
   if (!totals_read.IsNotFound()) {
     RangeIterator it(db_, meta_, XattrPrefix(ino), XattrPrefix(ino + 1));
     for (; it->Valid(); it->Next()) txn.batch.Delete(meta_, it->key());

@@ -298,7 +298,6 @@ FsStatus FileSystemImpl::Rmdir(const Credentials& cred, Ino parent, std::string_
                       PutInode(txn, parent, dir);
                       victim.ctime = now;
                       DropInode(txn, entry.ino, victim);
-                      complete_dirs_.Remove(entry.ino);
                       return {};
                     });
 }
