@@ -1,13 +1,15 @@
-// fallocate: allocating (a room check against the quota, then the size),
+// fallocate: allocating (reserving chunks against the quota, then the size),
 // punching holes and zeroing ranges, with Linux's mode rules and errors.
 //
-// Holes cost nothing here and zeros are never stored, so "allocating" a
-// range has nothing to write: mode 0 checks that the quota could hold the
-// range's holes as data and extends the size, and zeroing a range is
-// punching it. Punching goes through PunchHole (its own batch); what the
-// mode adds on top (a larger size, set-id bits cleared, timestamps) follows
-// in a second batch, so a crash in between leaves the state of a completed
-// punch.
+// Zeros are never stored, so allocating a range writes no data: its chunks
+// become reserved (fs/reserved_chunks.h), charged whole against the quota
+// from then on, so a later write into them cannot meet a full one. Zeroing
+// a range reserves it and punches it, as ext4 turns it into unwritten
+// extents. Punching goes through PunchHole and gives the reservation of the
+// chunks it frees whole back. Each of these is one batch; what the mode adds
+// on top (a larger size, set-id bits cleared, timestamps) follows in a
+// second, so a crash in between leaves the first done and the size as it
+// was.
 #include <fcntl.h>
 
 #include <algorithm>
@@ -17,29 +19,46 @@
 
 namespace pail::fs {
 
-namespace {
-// Runs asked of MapExtents per call when counting holes.
-constexpr size_t kHoleScanExtents = 256;
-}  // namespace
-
-FsResult<uint64_t> FileSystemImpl::HoleBytes(Ino ino, uint64_t offset, uint64_t end,
-                                             uint64_t enough) {
-  uint64_t holes = 0;
-  uint64_t pos = offset;
-  while (pos < end) {
-    FsResult<std::vector<Extent>> runs =
-        MapExtents(Credentials::Root(), ino, pos, end - pos, kHoleScanExtents);
-    if (!runs.ok()) return runs.status();
-    if (runs->empty()) break;  // pos is at or past the end of the file
-    for (const Extent& e : *runs) {
-      if (!e.data) holes += e.length;
-    }
-    pos = runs->back().offset + runs->back().length;
-    if (holes > enough) return holes;
+FsResult<Attr> FileSystemImpl::ReserveRange(Ino ino, uint64_t offset, uint64_t end, bool zero) {
+  InodeLocks lock(locks_, {ino});
+  // The charge of a chunk depends on the bytes the engine stores for it:
+  // unflushed data goes in first.
+  FsStatus flushed = FlushFile(ino);
+  if (!flushed.ok()) return flushed;
+  FsResult<InodeRecord> stored = LoadStoredInode(ino);
+  if (!stored.ok()) return stored.status();
+  InodeRecord r = *stored;
+  // A chunk newly reserved is charged its whole size instead of the bytes
+  // it stores.
+  // Chunk indexes stay below 2^48, so no sum here passes 2^63.
+  std::vector<ChunkRun> added = r.reserved.Add({offset / kChunkSize, ChunkCount(end)});
+  uint64_t growth = 0;
+  for (const ChunkRun& run : added) {
+    FsResult<uint64_t> bytes = StoredChunkBytes(ino, run);
+    if (!bytes.ok()) return bytes.status();
+    growth += run.size() * kChunkSize - *bytes;
   }
-  // Past the end of the file the whole range is a hole.
-  if (pos < end) holes += end - pos;
-  return holes;
+  // Without a quota the charges must still add up within the stats' range.
+  const uint64_t limit = options_.max_size_bytes != 0
+                             ? std::min<uint64_t>(options_.max_size_bytes, INT64_MAX)
+                             : INT64_MAX;
+  const uint64_t charged =
+      static_cast<uint64_t>(std::max<int64_t>(0, stored_used_.load() + dirty_used_.load()));
+  if (growth > limit || charged > limit - growth) return FsError{ENOSPC};
+  Txn txn;
+  r.used += growth;
+  txn.used_bytes_delta += static_cast<int64_t>(growth);
+  if (zero) {
+    // Reserved first, so the chunks zeroed keep their charge.
+    FsStatus zeroed = ZeroStoredRange(ino, r, offset, end, /*release=*/false, txn);
+    if (!zeroed.ok()) return zeroed;
+    if (offset < r.size) r.mtime = r.ctime = NowTimespec();
+  }
+  if (added.empty() && !zero) return ToAttr(ino, r);
+  PutInode(txn, ino, r);
+  FsStatus c = Commit(txn);
+  if (!c.ok()) return c;
+  return ToAttr(ino, r);
 }
 
 FsResult<Attr> FileSystemImpl::FinishRangeChange(const Credentials& cred, Ino ino, bool grow,
@@ -106,23 +125,14 @@ FsResult<Attr> FileSystemImpl::Fallocate(const Credentials& cred, Ino ino, int m
     if (!punched.ok()) return punched;
     return FinishRangeChange(cred, ino, /*grow=*/false, 0, /*touch_mtime=*/false);
   }
-  if (kind == kFallocZeroRange) {
-    // PunchHole ignores the part past the end and stamps the times when it
-    // covered anything; past the end there is nothing to zero.
-    FsResult<Attr> punched = PunchHole(as, ino, offset, length);
-    if (!punched.ok()) return punched;
-    return FinishRangeChange(cred, ino, !keep_size, end,
-                             /*touch_mtime=*/offset >= punched->size);
-  }
-  if (options_.max_size_bytes != 0) {
-    const int64_t quota =
-        static_cast<int64_t>(std::min<uint64_t>(options_.max_size_bytes, INT64_MAX));
-    const int64_t room = std::max<int64_t>(0, quota - stored_used_.load() - dirty_used_.load());
-    FsResult<uint64_t> needed = HoleBytes(ino, offset, end, static_cast<uint64_t>(room));
-    if (!needed.ok()) return needed.status();
-    if (*needed > static_cast<uint64_t>(room)) return FsError{ENOSPC};
-  }
-  return FinishRangeChange(cred, ino, !keep_size, end, /*touch_mtime=*/false);
+  // Allocating and zeroing reserve the range; what they change on top (a
+  // larger size, set-id bits cleared, the times) follows in a second batch.
+  FsResult<Attr> reserved = ReserveRange(ino, offset, end, /*zero=*/kind == kFallocZeroRange);
+  if (!reserved.ok()) return reserved;
+  // Zeroing stamped the times when the range met the file; past the end
+  // only the size changes, and the times with it.
+  const bool touch_mtime = kind == kFallocZeroRange && offset >= reserved->size;
+  return FinishRangeChange(cred, ino, !keep_size, end, touch_mtime);
 }
 
 }  // namespace pail::fs

@@ -64,13 +64,17 @@ FsStatus FileSystemImpl::TruncateLocked(const Credentials& cred, Ino ino, InodeR
     const uint64_t in_chunk = size % kChunkSize;
     int64_t freed = 0;
     if (in_chunk != 0) {
-      FsResult<int64_t> f = ZeroStoredChunk(ino, size / kChunkSize, in_chunk, kChunkSize, txn);
+      FsResult<int64_t> f =
+          ZeroStoredChunk(ino, r.reserved, size / kChunkSize, in_chunk, kChunkSize, txn);
       if (!f.ok()) return f.status();
       freed += *f;
     }
-    FsResult<int64_t> f = DeleteStoredChunks(ino, ChunkCount(size), old_count, txn);
+    FsResult<int64_t> f = DeleteStoredChunks(ino, ChunkCount(size), old_count, r.reserved, txn);
     if (!f.ok()) return f.status();
     freed += *f;
+    // As on ext4, chunks reserved past the new end (kept-size ones past the
+    // old end too) go with the data.
+    freed += static_cast<int64_t>(r.reserved.Remove({ChunkCount(size), UINT64_MAX}) * kChunkSize);
     r.used -= static_cast<uint64_t>(std::min<int64_t>(freed, static_cast<int64_t>(r.used)));
     txn.used_bytes_delta -= freed;
   }

@@ -427,6 +427,8 @@ FsResult<WriteResult> FileSystemImpl::WritePiece(const Credentials& cred, Ino in
     as_blocks.reserve(last - first + 1);
     int64_t growth = 0;
     for (uint64_t index = first; index <= last; ++index) {
+      // A reserved chunk is charged whole already: writing it needs no room.
+      const int64_t charged = f.inode.reserved.Contains(index) ? 0 : 1;
       uint64_t chunk_start = index * kChunkSize;
       uint64_t from = std::max(offset, chunk_start);
       uint64_t to = std::min(end, chunk_start + kChunkSize);
@@ -445,7 +447,7 @@ FsResult<WriteResult> FileSystemImpl::WritePiece(const Credentials& cred, Ino in
           copy_ends.push_back(to);
           as_blocks.push_back(true);
           const uint64_t old_len = OverlayLength(**o);
-          growth += static_cast<int64_t>(std::max(old_len, to - chunk_start) - old_len);
+          growth += charged * static_cast<int64_t>(std::max(old_len, to - chunk_start) - old_len);
           continue;
         }
       }
@@ -473,9 +475,9 @@ FsResult<WriteResult> FileSystemImpl::WritePiece(const Credentials& cred, Ino in
       copy_ends.push_back(copy_end);
       if (drop_overlay) {
         const uint64_t old_len = OverlayLength(**c);
-        growth += static_cast<int64_t>(std::max(old_len, copy_end - chunk_start) - old_len);
+        growth += charged * static_cast<int64_t>(std::max(old_len, copy_end - chunk_start) - old_len);
       } else if (copy_end > have_end) {
-        growth += static_cast<int64_t>(copy_end - have_end);
+        growth += charged * static_cast<int64_t>(copy_end - have_end);
       }
     }
     if (options_.max_size_bytes != 0 &&

@@ -474,13 +474,14 @@ class FileSystem {
   virtual FsResult<std::vector<Extent>> MapExtents(const Credentials& cred, Ino ino,
                                                    uint64_t offset, uint64_t length,
                                                    size_t max_extents) = 0;
-  // fallocate(2) on a regular file, Linux's rules and errors: mode 0 makes
-  // sure the quota has room for the range's holes and extends the size to
-  // offset + length; kFallocKeepSize only checks the room; punching a hole
-  // (only with kFallocKeepSize, else EOPNOTSUPP) is PunchHole; a zero range
-  // reads as zeros afterwards, its storage freed, and extends the size unless
-  // kFallocKeepSize. Space is checked, not held: the bucket has no blocks to
-  // set aside, so a later write into the range can still meet a full quota.
+  // fallocate(2) on a regular file, Linux's rules and errors: mode 0
+  // reserves the range's chunks against the quota (a later write into them
+  // never meets a full one; `used` counts them whole) and extends the size
+  // to offset + length; kFallocKeepSize only reserves; punching a hole (only
+  // with kFallocKeepSize, else EOPNOTSUPP) is PunchHole, which also gives
+  // back the reservation of the chunks it frees whole; a zero range is
+  // reserved, reads as zeros afterwards, and extends the size unless
+  // kFallocKeepSize. A truncate gives back what lies past the new end.
   // EINVAL for length 0, EFBIG past kMaxFileSize, ENOSPC past the quota,
   // EOPNOTSUPP for other modes, EISDIR, ESPIPE (fifo), ENODEV (other types).
   // A handle must be open for writing (else EBADF); without one, write

@@ -454,20 +454,30 @@ class FileSystemImpl final : public FileSystem {
   FsStatus TruncateLocked(const Credentials& cred, Ino ino, InodeRecord& r, uint64_t size,
                           Txn& txn);
   FsResult<Attr> GetAttrLocking(Ino ino);
-  // Zeros bytes [from, to) of stored chunk `index` (a file of `size`
-  // bytes), trimming or deleting it; returns the stored bytes freed.
-  FsResult<int64_t> ZeroStoredChunk(Ino ino, uint64_t index, uint64_t from, uint64_t to,
-                                    Txn& txn);
-  // Deletes stored chunks [first, end); returns the stored bytes freed.
-  FsResult<int64_t> DeleteStoredChunks(Ino ino, uint64_t first, uint64_t end, Txn& txn);
+  // Zeros bytes [from, to) of stored chunk `index`, trimming or deleting
+  // it; returns the charge freed (none for a reserved chunk).
+  FsResult<int64_t> ZeroStoredChunk(Ino ino, const ReservedChunks& reserved, uint64_t index,
+                                    uint64_t from, uint64_t to, Txn& txn);
+  // Deletes stored chunks [first, end); returns the charge freed: the
+  // stored bytes of the chunks not reserved.
+  FsResult<int64_t> DeleteStoredChunks(Ino ino, uint64_t first, uint64_t end,
+                                       const ReservedChunks& reserved, Txn& txn);
+  // The stored bytes of chunks [run.first, run.end).
+  FsResult<uint64_t> StoredChunkBytes(Ino ino, ChunkRun run);
+  // Makes [offset, end) of the stored file r read as zeros: chunks covered
+  // whole are deleted (and, when `release`, no longer reserved), the
+  // others trimmed. r.used and the batch's delta follow.
+  FsStatus ZeroStoredRange(Ino ino, InodeRecord& r, uint64_t offset, uint64_t end, bool release,
+                           Txn& txn);
 
   // ---- range calls (allocate_ops.cc, seek_ops.cc, copy_ops.cc, handle_lookup.cc)
   // The open(2) flags of `handle`, which must be open on `ino`; EBADF
   // otherwise.
   FsResult<int> HandleFlags(uint64_t handle, Ino ino) EXCLUDES(handles_mu_);
-  // Bytes of [offset, end) that are holes (past the end of the file all of
-  // it), counted until they exceed `enough`.
-  FsResult<uint64_t> HoleBytes(Ino ino, uint64_t offset, uint64_t end, uint64_t enough);
+  // Reserves the chunks under [offset, end) (fallocate) after checking the
+  // quota has room for them; with `zero` also makes the range read as
+  // zeros. ENOSPC changes nothing.
+  FsResult<Attr> ReserveRange(Ino ino, uint64_t offset, uint64_t end, bool zero);
   // Sets the size to at least `size` (when `grow`), clears set-id bits for
   // a non-root caller and stamps ctime (and mtime when `touch_mtime` or the
   // size changed), in one batch: the metadata side of fallocate and

@@ -10,8 +10,8 @@ namespace pail::fs {
 // Layout after the version byte, all little-endian: mode, uid, gid, nlink
 // (u32 each); size, used, rdev (a directory's first_cookie) (u64 each);
 // atime, mtime, ctime (i64 seconds then u32 nanoseconds each); parent,
-// entries, next_cookie, generation (u64 each); then the symlink target to the
-// end of the value.
+// entries, next_cookie, generation (u64 each); then to the end of the value
+// a symlink's target or a regular file's reserved chunks.
 namespace {
 constexpr size_t kFixedSize = 1 + 4 * 4 + 3 * 8 + 3 * 12 + 4 * 8;
 
@@ -63,7 +63,11 @@ std::string EncodeInode(const InodeRecord& r) {
   Put64(&out, r.entries);
   Put64(&out, r.next_cookie);
   Put64(&out, r.generation);
-  out.append(r.symlink_target);
+  if (r.is_reg()) {
+    r.reserved.AppendTo(&out);
+  } else {
+    out.append(r.symlink_target);
+  }
   return out;
 }
 
@@ -86,7 +90,13 @@ bool DecodeInode(std::string_view in, InodeRecord* r) {
   r->entries = Get64(p);
   r->next_cookie = Get64(p);
   r->generation = Get64(p);
-  r->symlink_target.assign(in.substr(kFixedSize));
+  r->symlink_target.clear();
+  r->reserved = ReservedChunks();
+  if (r->is_reg()) {
+    if (!r->reserved.Parse(in.substr(kFixedSize))) return false;
+  } else {
+    r->symlink_target.assign(in.substr(kFixedSize));
+  }
   if (r->atime.tv_nsec >= 1000000000 || r->mtime.tv_nsec >= 1000000000 ||
       r->ctime.tv_nsec >= 1000000000) {
     return false;

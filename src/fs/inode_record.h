@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "fs/filesystem.h"
+#include "fs/reserved_chunks.h"
 
 namespace pail::fs {
 
@@ -20,7 +21,7 @@ struct InodeRecord {
   uint32_t gid = 0;
   uint32_t nlink = 0;   // directories: 2 + subdirectories
   uint64_t size = 0;    // regular files: bytes; symlinks: target length
-  uint64_t used = 0;    // stored chunk bytes of a regular file
+  uint64_t used = 0;    // regular files: stored chunk bytes, reserved chunks whole
   uint64_t rdev = 0;    // device nodes
   struct timespec atime {};
   struct timespec mtime {};
@@ -42,6 +43,9 @@ struct InodeRecord {
   // back their reservation) and what makes a file handle unguessable.
   uint64_t generation = 0;
   std::string symlink_target;
+  // Regular files only: the chunks fallocate set aside, charged in `used`
+  // whole (fs/reserved_chunks.h). Stored where symlinks keep their target.
+  ReservedChunks reserved;
 
   bool is_dir() const { return S_ISDIR(mode); }
   bool is_reg() const { return S_ISREG(mode); }

@@ -83,7 +83,7 @@ FsStatus FileSystemImpl::ReclaimListed(const std::vector<std::pair<Ino, uint64_t
   // segments; the file's `used` left the stats when it was deleted.
   Txn txn;
   for (const auto& [ino, chunks] : files) {
-    FsResult<int64_t> freed = DeleteStoredChunks(ino, 0, chunks, txn);
+    FsResult<int64_t> freed = DeleteStoredChunks(ino, 0, chunks, ReservedChunks(), txn);
     if (!freed.ok()) return freed.status();
     txn.batch.Delete(meta_, ReclaimKey(ino));
   }

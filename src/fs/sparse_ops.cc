@@ -27,8 +27,9 @@ bool ChunkHasData(const DirtyChunk& c) {
 }
 }  // namespace
 
-FsResult<int64_t> FileSystemImpl::ZeroStoredChunk(Ino ino, uint64_t index, uint64_t from,
-                                                  uint64_t to, Txn& txn) {
+FsResult<int64_t> FileSystemImpl::ZeroStoredChunk(Ino ino, const ReservedChunks& reserved,
+                                                  uint64_t index, uint64_t from, uint64_t to,
+                                                  Txn& txn) {
   FsResult<std::optional<std::string>> value = GetChunkValue(ino, index);
   if (!value.ok()) return value.status();
   if (!value->has_value()) return int64_t{0};
@@ -54,11 +55,12 @@ FsResult<int64_t> FileSystemImpl::ZeroStoredChunk(Ino ino, uint64_t index, uint6
     txn.batch.Put(data_, ChunkKey(ino, index), EncodeInlineChunk(std::string_view(chunk.data(), len)));
     chunk_puts_++;
   }
+  if (reserved.Contains(index)) return int64_t{0};  // charged whole while reserved
   return static_cast<int64_t>(old_size - len);
 }
 
 FsResult<int64_t> FileSystemImpl::DeleteStoredChunks(Ino ino, uint64_t first, uint64_t end,
-                                                     Txn& txn) {
+                                                     const ReservedChunks& reserved, Txn& txn) {
   if (first >= end) return int64_t{0};
   rocksdb::ReadOptions ro;
   std::string upper = ChunkKey(ino, end);
@@ -70,7 +72,9 @@ FsResult<int64_t> FileSystemImpl::DeleteStoredChunks(Ino ino, uint64_t first, ui
   for (it->Seek(ChunkKey(ino, first)); it->Valid(); it->Next()) {
     StoredChunk c;
     if (DecodeChunk(it->value().ToStringView(), &c)) {
-      freed += static_cast<int64_t>(c.plain_len());
+      if (!reserved.Contains(ChunkKeyIndex(it->key().ToStringView()))) {
+        freed += static_cast<int64_t>(c.plain_len());
+      }
       ForgetStoredValue(txn, c);
     }
     if (++found <= kPointDeleteChunkLimit) txn.batch.Delete(data_, it->key());
@@ -83,6 +87,64 @@ FsResult<int64_t> FileSystemImpl::DeleteStoredChunks(Ino ino, uint64_t first, ui
   }
   chunk_deletes_ += found;
   return freed;
+}
+
+FsResult<uint64_t> FileSystemImpl::StoredChunkBytes(Ino ino, ChunkRun run) {
+  rocksdb::ReadOptions ro;
+  std::string upper = ChunkKey(ino, run.end);
+  rocksdb::Slice upper_slice(upper);
+  ro.iterate_upper_bound = &upper_slice;
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, data_));
+  uint64_t bytes = 0;
+  for (it->Seek(ChunkKey(ino, run.first)); it->Valid(); it->Next()) {
+    StoredChunk c;
+    if (!DecodeChunk(it->value().ToStringView(), &c)) {
+      spdlog::error("fs: a chunk of inode {} has a damaged value", ino);
+      return FsError{EIO};
+    }
+    bytes += c.plain_len();
+  }
+  if (!it->status().ok()) return EngineError(it->status());
+  return bytes;
+}
+
+FsStatus FileSystemImpl::ZeroStoredRange(Ino ino, InodeRecord& r, uint64_t offset, uint64_t end,
+                                         bool release, Txn& txn) {
+  end = std::min(end, r.size);  // nothing is stored past the end
+  if (offset >= end) return {};
+  int64_t freed = 0;
+  // A chunk is deleted whole when the range covers it up to its end or up
+  // to the end of the file.
+  auto covers_tail = [&](uint64_t index) {
+    return end >= std::min(r.size, (index + 1) * kChunkSize);
+  };
+  uint64_t first = offset / kChunkSize;
+  uint64_t last = (end - 1) / kChunkSize;
+  uint64_t whole_first = first;
+  uint64_t whole_end = last + 1;
+  if (offset % kChunkSize != 0 || !covers_tail(first)) {
+    uint64_t from = offset - first * kChunkSize;
+    uint64_t to = std::min(end - first * kChunkSize, kChunkSize);
+    FsResult<int64_t> f = ZeroStoredChunk(ino, r.reserved, first, from, to, txn);
+    if (!f.ok()) return f.status();
+    freed += *f;
+    whole_first = first + 1;
+  }
+  if (last > first && !covers_tail(last)) {
+    FsResult<int64_t> f = ZeroStoredChunk(ino, r.reserved, last, 0, end - last * kChunkSize, txn);
+    if (!f.ok()) return f.status();
+    freed += *f;
+    whole_end = last;
+  }
+  FsResult<int64_t> f = DeleteStoredChunks(ino, whole_first, whole_end, r.reserved, txn);
+  if (!f.ok()) return f.status();
+  freed += *f;
+  if (release) {
+    freed += static_cast<int64_t>(r.reserved.Remove({whole_first, whole_end}) * kChunkSize);
+  }
+  r.used -= static_cast<uint64_t>(std::min<int64_t>(freed, static_cast<int64_t>(r.used)));
+  txn.used_bytes_delta -= freed;
+  return {};
 }
 
 FsResult<Attr> FileSystemImpl::PunchHole(const Credentials& cred, Ino ino, uint64_t offset,
@@ -103,35 +165,8 @@ FsResult<Attr> FileSystemImpl::PunchHole(const Credentials& cred, Ino ino, uint6
   if (!stored.ok()) return stored.status();
   InodeRecord r = *stored;
   Txn txn;
-  int64_t freed = 0;
-  // A chunk is freed whole when the range covers it up to its end or up to
-  // the end of the file (nothing is stored past the end).
-  auto covers_tail = [&](uint64_t index) {
-    return end >= std::min(r.size, (index + 1) * kChunkSize);
-  };
-  uint64_t first = offset / kChunkSize;
-  uint64_t last = (end - 1) / kChunkSize;
-  uint64_t whole_first = first;
-  uint64_t whole_end = last + 1;
-  if (offset % kChunkSize != 0 || !covers_tail(first)) {
-    uint64_t from = offset - first * kChunkSize;
-    uint64_t to = std::min(end - first * kChunkSize, kChunkSize);
-    FsResult<int64_t> f = ZeroStoredChunk(ino, first, from, to, txn);
-    if (!f.ok()) return f.status();
-    freed += *f;
-    whole_first = first + 1;
-  }
-  if (last > first && !covers_tail(last)) {
-    FsResult<int64_t> f = ZeroStoredChunk(ino, last, 0, end - last * kChunkSize, txn);
-    if (!f.ok()) return f.status();
-    freed += *f;
-    whole_end = last;
-  }
-  FsResult<int64_t> f = DeleteStoredChunks(ino, whole_first, whole_end, txn);
-  if (!f.ok()) return f.status();
-  freed += *f;
-  r.used -= static_cast<uint64_t>(std::min<int64_t>(freed, static_cast<int64_t>(r.used)));
-  txn.used_bytes_delta -= freed;
+  FsStatus zeroed = ZeroStoredRange(ino, r, offset, end, /*release=*/true, txn);
+  if (!zeroed.ok()) return zeroed;
   r.mtime = r.ctime = NowTimespec();
   PutInode(txn, ino, r);
   FsStatus c = Commit(txn);

@@ -360,6 +360,7 @@ void FileSystemImpl::CarryDirty(Txn& txn, Ino ino, DirtyFile& f, InodeRecord& r)
   locks_.AssertHeld(ino);
   int64_t used = static_cast<int64_t>(f.engine_used);
   for (const auto& [index, chunk] : f.chunks) {
+    if (f.inode.reserved.Contains(index)) continue;  // charged whole
     // Stored without trailing zeros; nothing at all for a chunk of zeros.
     const uint64_t len = chunk.overlay()    ? OverlayLength(chunk)
                          : chunk.uploaded ? chunk.extent.plain_len

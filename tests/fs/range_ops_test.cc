@@ -2,6 +2,7 @@
 // semantics and errors, over buffered and stored data alike.
 #include <sys/sysmacros.h>
 
+#include "fs/reserved_chunks.h"
 #include "fs_test_util.h"
 
 namespace pail::fs {
@@ -64,7 +65,9 @@ TEST_F(RangeOpsTest, AllocateExtendsTheSizeWithZerosAndStoresNothing) {
   ASSERT_FS_OK(r);
   EXPECT_EQ(r->size, 3 * C + 2);
   EXPECT_EQ(Stat(ino).size, 3 * C + 2);
-  EXPECT_EQ(Stat(ino).used, 4u);
+  // Chunks 0-3 are reserved, charged whole; only the head is stored.
+  EXPECT_EQ(Stat(ino).used, 4 * C);
+  EXPECT_EQ(CountChunks(ino), 1u);
   EXPECT_TRUE(before.mtime < Stat(ino).mtime);
   EXPECT_EQ(ReadAt(ino, 0, 4 * C), "head" + std::string(3 * C - 2, '\0'));
   // Inside the file nothing changes, not even the times.
@@ -189,7 +192,9 @@ TEST_F(RangeOpsTest, ZeroRangeZerosFreesAndExtends) {
   std::fill(data.begin() + 100, data.begin() + 100 + 2 * C, '\0');
   EXPECT_EQ(ReadAt(ino, 0, 4 * C), data);
   EXPECT_EQ(Stat(ino).size, 4 * C);
-  EXPECT_EQ(Stat(ino).used, 2 * C + 100);  // chunk 1 freed, chunk 0 keeps its head
+  // Chunk 1 freed, chunk 0 keeps its head; both reserved with chunk 2.
+  EXPECT_EQ(CountChunks(ino), 3u);
+  EXPECT_EQ(Stat(ino).used, 4 * C);
   // Across the end: zeros and a larger size.
   ASSERT_FS_OK(fs_->Fallocate(Root(), ino, kFallocZeroRange, 3 * C + 5, 2 * C));
   data.resize(3 * C + 5);
@@ -199,7 +204,8 @@ TEST_F(RangeOpsTest, ZeroRangeZerosFreesAndExtends) {
   // KEEP_SIZE: the part past the end is ignored.
   ASSERT_FS_OK(fs_->Fallocate(Root(), ino, kFallocZeroRange | kFallocKeepSize, 0, 100 * C));
   EXPECT_EQ(Stat(ino).size, 5 * C + 5);
-  EXPECT_EQ(Stat(ino).used, 0u);
+  EXPECT_EQ(CountChunks(ino), 0u);
+  EXPECT_EQ(Stat(ino).used, 100 * C);  // reserved past the end too, as ext4 does
   EXPECT_EQ(ReadAt(ino, 0, 6 * C), std::string(5 * C + 5, '\0'));
   // Wholly past the end: only the size and the times change.
   Attr before = Stat(ino);
@@ -220,24 +226,118 @@ class FallocateQuotaTest : public RangeOpsTest {
   }
 };
 
-TEST_F(FallocateQuotaTest, AllocationNeedsRoomForItsHolesOnly) {
+TEST_F(FallocateQuotaTest, AllocationNeedsRoomForTheChunksItReserves) {
   Ino ino = MakeFile(kRootIno, "f");
   EXPECT_ERRNO(fs_->Fallocate(Root(), ino, 0, 0, 2 << 20), ENOSPC);
   EXPECT_ERRNO(fs_->Fallocate(Root(), ino, kFallocKeepSize, 0, (1 << 20) + 1), ENOSPC);
   EXPECT_EQ(Stat(ino).size, 0u);  // a refusal changes nothing
+  EXPECT_EQ(Stat(ino).used, 0u);
   ASSERT_FS_OK(fs_->Fallocate(Root(), ino, 0, 0, 1 << 20));
   EXPECT_EQ(Stat(ino).size, 1u << 20);
-  // 768 KiB of data leaves 256 KiB of room: the data already in a range
-  // needs none.
+  EXPECT_EQ(Stat(ino).used, 1u << 20);
+  // The quota is full, and writing into the reservation needs no room.
   WriteAt(ino, 0, std::string(768 << 10, 'q'));
   ASSERT_FS_OK(fs_->Fallocate(Root(), ino, 0, 0, 1 << 20));
   ASSERT_FS_OK(fs_->Fallocate(Root(), ino, kFallocKeepSize, 512 << 10, 512 << 10));
+  ASSERT_FS_OK(fs_->Fallocate(Root(), ino, kFallocZeroRange, 0, 1 << 20));
   EXPECT_ERRNO(fs_->Fallocate(Root(), ino, 0, 0, (1 << 20) + 1), ENOSPC);
   EXPECT_ERRNO(fs_->Fallocate(Root(), ino, 0, 2 << 20, 300 << 10), ENOSPC);
+  EXPECT_ERRNO(fs_->Fallocate(Root(), ino, kFallocZeroRange, 0, 8 << 20), ENOSPC);
   EXPECT_EQ(Stat(ino).size, 1u << 20);
-  // Punching and zeroing need no room.
-  ASSERT_FS_OK(fs_->Fallocate(Root(), ino, kFallocZeroRange, 0, 8 << 20));
-  ASSERT_FS_OK(fs_->Fallocate(Root(), ino, 0, 0, 1 << 20));
+  // Punching gives the room back.
+  ASSERT_FS_OK(fs_->Fallocate(Root(), ino, kFallocPunchHole | kFallocKeepSize, 0, 1 << 20));
+  EXPECT_EQ(Stat(ino).used, 0u);
+  ASSERT_FS_OK(fs_->Fallocate(Root(), ino, kFallocZeroRange, 0, 1 << 20));
+  ExpectFsckClean();
+}
+
+TEST_F(FallocateQuotaTest, ReservedRoomIsHeldForTheFileThatReservedIt) {
+  Ino held = MakeFile(kRootIno, "held");
+  Ino other = MakeFile(kRootIno, "other");
+  ASSERT_FS_OK(fs_->Fallocate(Root(), held, kFallocKeepSize, 0, 768 << 10));
+  EXPECT_EQ(Stat(held).size, 0u);
+  EXPECT_EQ(Stat(held).used, 768u << 10);
+  auto fs_stats = fs_->StatFs(Root(), kRootIno);
+  ASSERT_FS_OK(fs_stats);
+  EXPECT_EQ(fs_stats->free_blocks * kBlockSize, 256u << 10);
+  EXPECT_ERRNO(fs_->Fallocate(Root(), other, 0, 0, 512 << 10), ENOSPC);
+  EXPECT_ERRNO(fs_->Write(Root(), other, 0, std::string(512 << 10, 'o'), 0), ENOSPC);
+  WriteAt(other, 0, std::string(256 << 10, 'o'));  // what is left
+  EXPECT_ERRNO(fs_->Write(Root(), other, 256 << 10, "o", 0), ENOSPC);
+  // Every byte of the reservation can be written, buffered or flushed.
+  WriteAt(held, 0, std::string(512 << 10, 'h'));
+  ASSERT_FS_OK(fs_->Fsync(Root(), held));
+  WriteAt(held, 512 << 10, std::string(256 << 10, 'h'));
+  EXPECT_EQ(ReadAt(held, 0, 1 << 20), std::string(768 << 10, 'h'));
+  EXPECT_EQ(Stat(held).used, 768u << 10);
+  EXPECT_ERRNO(fs_->Write(Root(), held, 768 << 10, "h", 0), ENOSPC);  // past it
+  Remount();
+  EXPECT_EQ(Stat(held).used, 768u << 10);
+  EXPECT_ERRNO(fs_->Write(Root(), other, 256 << 10, "o", 0), ENOSPC);
+  WriteAt(held, 100, "again");
+  ExpectFsckClean();
+  // Deleting the file gives its reservation back.
+  ASSERT_FS_OK(fs_->Unlink(Root(), kRootIno, "held"));
+  ASSERT_FS_OK(fs_->Fallocate(Root(), other, 0, 256 << 10, 512 << 10));
+  ExpectFsckClean();
+}
+
+TEST_F(RangeOpsTest, PunchAndTruncateGiveReservationsBack) {
+  Ino ino = MakeFile(kRootIno, "f");
+  ASSERT_FS_OK(fs_->Fallocate(Root(), ino, 0, 0, 10 * C));
+  WriteAt(ino, C, std::string(100, 'x'));
+  EXPECT_EQ(Stat(ino).used, 10 * C);
+  // Chunks covered whole are given back, a chunk punched in part stays.
+  ASSERT_FS_OK(fs_->Fallocate(Root(), ino, kFallocPunchHole | kFallocKeepSize, 0, 4 * C + 10));
+  EXPECT_EQ(Stat(ino).used, 6 * C);
+  EXPECT_EQ(CountChunks(ino), 0u);
+  WriteAt(ino, 4 * C, std::string(C, 'y'));
+  EXPECT_EQ(Stat(ino).used, 6 * C);
+  Remount();
+  EXPECT_EQ(Stat(ino).used, 6 * C);
+  ExpectFsckClean();
+  // A truncate gives back what lies past the new end; a larger size keeps
+  // what is reserved past the old one.
+  SetAttrRequest req;
+  req.size = 6 * C + 1;
+  ASSERT_FS_OK(fs_->SetAttr(Root(), ino, req));
+  EXPECT_EQ(Stat(ino).used, 3 * C);
+  ASSERT_FS_OK(fs_->Fallocate(Root(), ino, kFallocKeepSize, 20 * C, 2 * C));
+  EXPECT_EQ(Stat(ino).size, 6 * C + 1);
+  EXPECT_EQ(Stat(ino).used, 5 * C);
+  req.size = 30 * C;
+  ASSERT_FS_OK(fs_->SetAttr(Root(), ino, req));
+  EXPECT_EQ(Stat(ino).used, 5 * C);
+  ExpectFsckClean();
+  req.size = 4 * C + 5;
+  ASSERT_FS_OK(fs_->SetAttr(Root(), ino, req));
+  EXPECT_EQ(Stat(ino).used, C);  // chunk 4, holding five bytes of 'y'
+  EXPECT_EQ(ReadAt(ino, 4 * C, C), "yyyyy");
+  req.size = 0;
+  ASSERT_FS_OK(fs_->SetAttr(Root(), ino, req));
+  EXPECT_EQ(Stat(ino).used, 0u);
+  ExpectFsckClean();
+}
+
+TEST_F(RangeOpsTest, ReservingChunksThatHoldDataChargesTheRest) {
+  Ino ino = MakeFile(kRootIno, "f");
+  WriteAt(ino, 0, std::string(C + 100, 'd'));  // buffered: flushed first
+  EXPECT_EQ(Stat(ino).used, C + 100);
+  ASSERT_FS_OK(fs_->Fallocate(Root(), ino, kFallocKeepSize, 0, 3 * C));
+  EXPECT_EQ(Stat(ino).used, 3 * C);
+  EXPECT_EQ(ReadAt(ino, 0, 3 * C), std::string(C + 100, 'd'));
+  // Many small reservations apart: past the bound the record merges the
+  // closest, which reserves more than asked, never less.
+  for (uint64_t i = 0; i < 2 * ReservedChunks::kMaxRuns; ++i) {
+    ASSERT_FS_OK(fs_->Fallocate(Root(), ino, kFallocKeepSize, (10 + 3 * i) * C, 1));
+  }
+  const uint64_t used = Stat(ino).used;
+  EXPECT_GE(used, (3 + 2 * ReservedChunks::kMaxRuns) * C);
+  EXPECT_LE(used, (3 + 3 * 2 * ReservedChunks::kMaxRuns) * C);
+  ExpectFsckClean();
+  Remount();
+  EXPECT_EQ(Stat(ino).used, used);
+  ExpectFsckClean();
 }
 
 // ---- SEEK_DATA / SEEK_HOLE

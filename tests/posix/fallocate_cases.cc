@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cstdint>
+#include <optional>
 
 #include "posix_util.h"
 
@@ -84,6 +85,30 @@ POSIX_CASE("fallocate", "allocate_that_grows_updates_mtime_and_ctime") {
   Times after = TimesOf("f");
   EXPECT_TRUE(Before(before.mtime, after.mtime));
   EXPECT_TRUE(Before(before.ctime, after.ctime));
+}
+
+// An allocation holds its space: it counts in st_blocks and in the free
+// space, and goes with a punch or a truncate (ext4 and tmpfs alike).
+POSIX_CASE("fallocate", "allocation_counts_in_blocks_and_free_space") {
+  constexpr off_t kBig = 256 * K64;  // 16 MiB
+  WriteFile("f", "");
+  int fd = OpenRw("f");
+  struct statfs before {};
+  EXPECT_OK(fstatfs(fd, &before));
+  EXPECT_OK(fallocate(fd, 0, 0, kBig));
+  EXPECT_TRUE(BlocksOf(fd) >= kBig / 512);
+  struct statfs after {};
+  EXPECT_OK(fstatfs(fd, &after));
+  const uint64_t taken = (static_cast<uint64_t>(before.f_bfree) - after.f_bfree) * after.f_bsize;
+  EXPECT_TRUE(after.f_bfree < before.f_bfree && taken >= static_cast<uint64_t>(kBig) / 2);
+  EXPECT_OK(fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0, kBig));
+  EXPECT_EQ(BlocksOf(fd), 0);
+  EXPECT_OK(fallocate(fd, FALLOC_FL_KEEP_SIZE, kBig, 4 * K64));
+  EXPECT_EQ(SizeOf(fd), kBig);
+  EXPECT_TRUE(BlocksOf(fd) >= 4 * K64 / 512);
+  EXPECT_OK(ftruncate(fd, K64));
+  EXPECT_EQ(BlocksOf(fd), 0);
+  close(fd);
 }
 
 POSIX_CASE("fallocate", "punch_hole_zeros_the_range_and_frees_it") {
@@ -230,21 +255,64 @@ POSIX_CASE("fallocate", "posix_fallocate_allocates") {
   close(fd);
 }
 
-// Only where capacity is small and virtual: on a disk filesystem this would
-// allocate real blocks up to the moment the disk is full.
-POSIX_CASE("fallocate", "past_the_quota_is_enospc") {
+// The capacity of the filesystem under the case directory when it is a
+// FUSE mount with a small one (pailfs's quota), else nothing: on a disk
+// filesystem the cases below would allocate real blocks up to the moment
+// the disk is full. Fills `sf`.
+std::optional<uint64_t> SmallVirtualCapacity(struct statfs* sf) {
   constexpr long kFuseSuperMagic = 0x65735546;
+  EXPECT_OK(statfs(".", sf));
+  if (sf->f_type != kFuseSuperMagic) return std::nullopt;
+  const uint64_t capacity = static_cast<uint64_t>(sf->f_blocks) * static_cast<uint64_t>(sf->f_bsize);
+  if (capacity == 0 || capacity > (uint64_t{1} << 46)) return std::nullopt;
+  return capacity;
+}
+
+POSIX_CASE("fallocate", "past_the_quota_is_enospc") {
   struct statfs sf {};
-  EXPECT_OK(statfs(".", &sf));
-  if (sf.f_type != kFuseSuperMagic) return;
-  const uint64_t capacity = static_cast<uint64_t>(sf.f_blocks) * static_cast<uint64_t>(sf.f_bsize);
-  if (capacity == 0 || capacity > (uint64_t{1} << 46)) return;
+  std::optional<uint64_t> capacity = SmallVirtualCapacity(&sf);
+  if (!capacity) return;
   WriteFile("f", "abc");
   int fd = OpenRw("f");
-  EXPECT_ERRNO(fallocate(fd, 0, 0, static_cast<off_t>(2 * capacity)), ENOSPC);
-  EXPECT_ERRNO(fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, static_cast<off_t>(2 * capacity)), ENOSPC);
+  EXPECT_ERRNO(fallocate(fd, 0, 0, static_cast<off_t>(2 * *capacity)), ENOSPC);
+  EXPECT_ERRNO(fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, static_cast<off_t>(2 * *capacity)), ENOSPC);
   EXPECT_EQ(SizeOf(fd), 3);
   close(fd);
+}
+
+// Writing into an allocation never meets a full filesystem: the space was
+// set aside. Where capacity is small and virtual, as above.
+POSIX_CASE("fallocate", "writes_into_an_allocation_find_room") {
+  struct statfs sf {};
+  if (!SmallVirtualCapacity(&sf)) return;
+  const uint64_t free_bytes = static_cast<uint64_t>(sf.f_bavail) * static_cast<uint64_t>(sf.f_bsize);
+  if (free_bytes < 64 * static_cast<uint64_t>(K64)) return;
+  // All but 2 MiB of the free space, for a file that holds nothing yet.
+  const off_t held = static_cast<off_t>(free_bytes) - 32 * K64;
+  WriteFile("held", "");
+  WriteFile("other", "");
+  int fd = OpenRw("held");
+  EXPECT_OK(fallocate(fd, 0, 0, held));
+  int other = OpenRw("other");
+  EXPECT_ERRNO(fallocate(other, 0, 0, 64 * K64), ENOSPC);
+  std::string block = Pattern(64 * K64, 9);  // 4 MiB
+  // Refused at the piece that finds no room (a short count), or at fsync.
+  const bool refused = pwrite(other, block.data(), block.size(), 0) !=
+                           static_cast<ssize_t>(block.size()) ||
+                       fsync(other) != 0;
+  EXPECT_TRUE(refused);
+  // The same 4 MiB into the allocation, at its start and at its end.
+  EXPECT_EQ(pwrite(fd, block.data(), block.size(), 0), static_cast<ssize_t>(block.size()));
+  EXPECT_EQ(pwrite(fd, block.data(), block.size(), held - 64 * K64),
+            static_cast<ssize_t>(block.size()));
+  EXPECT_OK(fsync(fd));
+  close(other);
+  close(fd);
+  EXPECT_OK(unlink("held"));
+  // The space came back with the file.
+  other = OpenRw("other");
+  EXPECT_OK(fallocate(other, 0, 0, 64 * K64));
+  close(other);
 }
 
 }  // namespace
