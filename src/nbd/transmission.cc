@@ -157,12 +157,17 @@ Outcome Transmission::Run(const Request& request, std::string_view payload) cons
     }
     case kCmdTrim:
     case kCmdWriteZeroes: {
-      // Our format stores no zeros at all, so zeroing is punching a hole;
-      // with NO_HOLE the range reads as zeros just the same (nothing can be
-      // reserved ahead in an object store), and it is always fast.
+      // Our format stores no zeros at all, so zeroing is punching a hole,
+      // which also gives the range's space back; with NO_HOLE the space
+      // stays allocated instead (fallocate's zero range: the chunks stay
+      // reserved against the quota), so writes there never meet ENOSPC.
+      // Either is always fast.
       if (request.length == 0) break;
-      auto p = fs_.PunchHole(kRoot, ino, request.offset, request.length);
-      if (!p.ok()) return Failed(request, p.error());
+      auto zeroed = request.type == kCmdWriteZeroes && (request.flags & kCmdFlagNoHole) != 0
+                        ? fs_.Fallocate(kRoot, ino, fs::kFallocZeroRange | fs::kFallocKeepSize,
+                                        request.offset, request.length)
+                        : fs_.PunchHole(kRoot, ino, request.offset, request.length);
+      if (!zeroed.ok()) return Failed(request, zeroed.error());
       break;
     }
     case kCmdFlush:

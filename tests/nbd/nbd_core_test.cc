@@ -303,5 +303,58 @@ TEST_F(NbdCoreTest, AdmissionBoundsPayloads) {
   EXPECT_TRUE(Admit(q).close);
 }
 
+class NbdQuotaTest : public NbdCoreTest {
+ protected:
+  fs::FsOptions Options() override {
+    fs::FsOptions o = NbdCoreTest::Options();
+    o.max_size_bytes = 1 << 20;
+    return o;
+  }
+};
+
+// WRITE_ZEROES with NO_HOLE keeps the range allocated: its space is held
+// for the device, so writes into it still find room when the quota is
+// full; TRIM and a plain WRITE_ZEROES give the space back.
+TEST_F(NbdQuotaTest, NoHoleZeroesHoldTheirSpace) {
+  fs::Ino ino = MakeExport("z", 1 << 20);
+  fs::Ino other = MakeFile(fs::kRootIno, "other");
+  Handshake h(*exports_);
+  OptionOutcome o;
+  Option(kOptGo, GoData("z"), h, &o);
+  ASSERT_EQ(o, OptionOutcome::kTransmit);
+  Transmission t(*fs_, h.session());
+  auto run = [&](uint16_t type, uint16_t flags, uint64_t offset, uint32_t length,
+                 std::string_view payload = {}) {
+    Request q;
+    q.magic = kRequestMagic;
+    q.type = type;
+    q.flags = flags;
+    q.cookie = 3;
+    q.offset = offset;
+    q.length = length;
+    std::string reply = t.Execute(q, payload).reply;
+    WireReader r(reply);
+    EXPECT_EQ(r.U32(), kSimpleReplyMagic);
+    return r.U32();  // the error
+  };
+  EXPECT_EQ(run(kCmdWriteZeroes, kCmdFlagNoHole, 0, 1 << 20), 0u);
+  EXPECT_EQ(Stat(ino).used, 1u << 20);
+  EXPECT_EQ(fs_->Write(fs::testing::Root(), other, 0, "x").error(), ENOSPC);
+  const std::string data(64 << 10, 'd');
+  EXPECT_EQ(run(kCmdWrite, kCmdFlagFua, 512 << 10, data.size(), data), 0u);
+  EXPECT_EQ(ReadAt(ino, 512 << 10, data.size()), data);
+  EXPECT_EQ(run(kCmdWriteZeroes, 0, 0, 1 << 20), 0u);
+  EXPECT_EQ(Stat(ino).used, 0u);
+  EXPECT_EQ(ReadAt(ino, 512 << 10, 10), std::string(10, '\0'));
+  EXPECT_EQ(run(kCmdWriteZeroes, kCmdFlagNoHole, 0, 1 << 20), 0u);
+  EXPECT_EQ(run(kCmdTrim, 0, 0, 1 << 20), 0u);
+  EXPECT_EQ(Stat(ino).used, 0u);
+  WriteAt(other, 0, std::string(512 << 10, 'o'));
+  // No room left for the whole device: refused, nothing held.
+  EXPECT_EQ(run(kCmdWriteZeroes, kCmdFlagNoHole, 0, 1 << 20), kEnospc);
+  EXPECT_EQ(Stat(ino).used, 0u);
+  ExpectFsckClean();
+}
+
 }  // namespace
 }  // namespace pail::nbd
