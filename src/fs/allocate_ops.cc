@@ -29,8 +29,7 @@ FsResult<Attr> FileSystemImpl::ReserveRange(Ino ino, uint64_t offset, uint64_t e
   if (!stored.ok()) return stored.status();
   InodeRecord r = *stored;
   // A chunk newly reserved is charged its whole size instead of the bytes
-  // it stores.
-  // Chunk indexes stay below 2^48, so no sum here passes 2^63.
+  // it stores. Chunk indexes stay below 2^48, so no sum here passes 2^63.
   std::vector<ChunkRun> added = r.reserved.Add({offset / kChunkSize, ChunkCount(end)});
   uint64_t growth = 0;
   for (const ChunkRun& run : added) {

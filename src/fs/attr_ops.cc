@@ -57,12 +57,12 @@ FsStatus FileSystemImpl::TruncateLocked(const Credentials& cred, Ino ino, InodeR
   FsResult<InodeRecord> stored = LoadStoredInode(ino);
   if (!stored.ok()) return stored.status();
   r = *stored;
+  int64_t freed = 0;
   if (size < r.size) {
     const uint64_t old_count = ChunkCount(r.size);
     // The chunk holding the new end keeps its head; its tail must read as
     // zeros if the file grows again.
     const uint64_t in_chunk = size % kChunkSize;
-    int64_t freed = 0;
     if (in_chunk != 0) {
       FsResult<int64_t> f =
           ZeroStoredChunk(ino, r.reserved, size / kChunkSize, in_chunk, kChunkSize, txn);
@@ -72,12 +72,14 @@ FsStatus FileSystemImpl::TruncateLocked(const Credentials& cred, Ino ino, InodeR
     FsResult<int64_t> f = DeleteStoredChunks(ino, ChunkCount(size), old_count, r.reserved, txn);
     if (!f.ok()) return f.status();
     freed += *f;
-    // As on ext4, chunks reserved past the new end (kept-size ones past the
-    // old end too) go with the data.
-    freed += static_cast<int64_t>(r.reserved.Remove({ChunkCount(size), UINT64_MAX}) * kChunkSize);
-    r.used -= static_cast<uint64_t>(std::min<int64_t>(freed, static_cast<int64_t>(r.used)));
-    txn.used_bytes_delta -= freed;
   }
+  // As on ext4, even at the same size: chunks reserved past the new end
+  // (kept-size ones past the old end too) go with the data.
+  if (size <= r.size) {
+    freed += static_cast<int64_t>(r.reserved.Remove({ChunkCount(size), UINT64_MAX}) * kChunkSize);
+  }
+  r.used -= static_cast<uint64_t>(std::min<int64_t>(freed, static_cast<int64_t>(r.used)));
+  txn.used_bytes_delta -= freed;
   r.size = size;
   return {};
 }

@@ -481,7 +481,8 @@ class FileSystem {
   // with kFallocKeepSize, else EOPNOTSUPP) is PunchHole, which also gives
   // back the reservation of the chunks it frees whole; a zero range is
   // reserved, reads as zeros afterwards, and extends the size unless
-  // kFallocKeepSize. A truncate gives back what lies past the new end.
+  // kFallocKeepSize. A truncate to a size no larger than the file's gives
+  // back what lies past it.
   // EINVAL for length 0, EFBIG past kMaxFileSize, ENOSPC past the quota,
   // EOPNOTSUPP for other modes, EISDIR, ESPIPE (fifo), ENODEV (other types).
   // A handle must be open for writing (else EBADF); without one, write
