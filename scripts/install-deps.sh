@@ -4,8 +4,25 @@ set -euo pipefail
 SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"
 export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -qq
-$SUDO apt-get install -y -qq --no-install-recommends \
+# Another apt (a fresh machine's own updates, a second script) may hold
+# apt's locks for a while: wait for them instead of failing. apt-get
+# update does not honour DPkg::Lock::Timeout for its lists lock, so it is
+# retried while that is the error.
+apt_get() {
+  local out attempt
+  for attempt in $(seq 1 150); do
+    if out=$($SUDO apt-get -o DPkg::Lock::Timeout=300 "$@" 2>&1); then
+      [ -z "$out" ] || printf '%s\n' "$out"
+      return 0
+    fi
+    grep -q "Could not get lock" <<<"$out" || break
+    sleep 2
+  done
+  printf '%s\n' "$out" >&2
+  return 1
+}
+apt_get update -qq
+apt_get install -y -qq --no-install-recommends \
   build-essential cmake pkg-config git ca-certificates curl \
   librocksdb-dev libcurl4-openssl-dev libsodium-dev libargon2-dev libzstd-dev liblz4-dev \
   libsnappy-dev libbz2-dev zlib1g-dev libgflags-dev liburing-dev \

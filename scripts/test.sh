@@ -49,7 +49,7 @@ cmake --build build -j"$(nproc)"
 # it makes a network namespace): the smoke job and a POSIX suite subset.
 VM_DIR="$ROOT/../shared/vm"
 if [ -d "$VM_DIR" ] && [ "$(id -u)" -eq 0 ]; then
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+  DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 install -y -qq --no-install-recommends \
     qemu-system-x86 debootstrap busybox-static e2fsprogs cpio kmod iproute2 >/dev/null
   bash "$VM_DIR/build-image.sh" >/tmp/pailfs-vm-image.log 2>&1 ||
     { tail -20 /tmp/pailfs-vm-image.log; exit 1; }
