@@ -62,14 +62,10 @@ FsResult<int64_t> FileSystemImpl::ZeroStoredChunk(Ino ino, const ReservedChunks&
 FsResult<int64_t> FileSystemImpl::DeleteStoredChunks(Ino ino, uint64_t first, uint64_t end,
                                                      const ReservedChunks& reserved, Txn& txn) {
   if (first >= end) return int64_t{0};
-  rocksdb::ReadOptions ro;
-  std::string upper = ChunkKey(ino, end);
-  rocksdb::Slice upper_slice(upper);
-  ro.iterate_upper_bound = &upper_slice;
-  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, data_));
+  RangeIterator it(db_, data_, ChunkKey(ino, first), ChunkKey(ino, end));
   int64_t freed = 0;
   uint64_t found = 0;
-  for (it->Seek(ChunkKey(ino, first)); it->Valid(); it->Next()) {
+  for (; it->Valid(); it->Next()) {
     StoredChunk c;
     if (DecodeChunk(it->value().ToStringView(), &c)) {
       if (!reserved.Contains(ChunkKeyIndex(it->key().ToStringView()))) {
@@ -90,13 +86,9 @@ FsResult<int64_t> FileSystemImpl::DeleteStoredChunks(Ino ino, uint64_t first, ui
 }
 
 FsResult<uint64_t> FileSystemImpl::StoredChunkBytes(Ino ino, ChunkRun run) {
-  rocksdb::ReadOptions ro;
-  std::string upper = ChunkKey(ino, run.end);
-  rocksdb::Slice upper_slice(upper);
-  ro.iterate_upper_bound = &upper_slice;
-  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, data_));
+  RangeIterator it(db_, data_, ChunkKey(ino, run.first), ChunkKey(ino, run.end));
   uint64_t bytes = 0;
-  for (it->Seek(ChunkKey(ino, run.first)); it->Valid(); it->Next()) {
+  for (; it->Valid(); it->Next()) {
     StoredChunk c;
     if (!DecodeChunk(it->value().ToStringView(), &c)) {
       spdlog::error("fs: a chunk of inode {} has a damaged value", ino);
@@ -199,12 +191,7 @@ FsResult<std::vector<Extent>> FileSystemImpl::MapExtents(const Credentials& cred
     dirty = f->chunks.lower_bound(first);
     dirty_end = f->chunks.upper_bound(last);
   }
-  rocksdb::ReadOptions ro;
-  std::string upper = ChunkKey(ino, stored_end);
-  rocksdb::Slice upper_slice(upper);
-  ro.iterate_upper_bound = &upper_slice;
-  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, data_));
-  it->Seek(ChunkKey(ino, first));
+  RangeIterator it(db_, data_, ChunkKey(ino, first), ChunkKey(ino, stored_end));
 
   uint64_t pos = offset;  // everything before is in `extents`
   auto add = [&](uint64_t from, uint64_t to, bool data) {
