@@ -5,8 +5,8 @@
 // and Write in pieces of at most a file's write-back share (each piece
 // holds the locks of one file at a time, so copies and writers interleave
 // as their reads and writes would), and hole runs become holes in the
-// destination (punched only where it holds data), so a sparse source stays
-// sparse. The size, mtime and ctime of the destination are settled last.
+// destination (punched only where it holds data, keeping what it reserved),
+// so a sparse source stays sparse. The size, mtime and ctime of the destination are settled last.
 #include <fcntl.h>
 
 #include <algorithm>
@@ -54,8 +54,8 @@ FsStatus FileSystemImpl::ClearRange(const Credentials& cred, Ino ino, uint64_t o
   if (!runs.ok()) return runs.status();
   bool has_data = std::any_of(runs->begin(), runs->end(), [](const Extent& e) { return e.data; });
   if (!has_data) return {};
-  FsResult<Attr> punched = PunchHole(cred, ino, offset, length);
-  return punched.status();
+  FsResult<Attr> zeroed = ZeroRange(cred, ino, offset, length, /*release=*/false);
+  return zeroed.status();
 }
 
 FsResult<uint64_t> FileSystemImpl::CopyFileRange(const Credentials& cred,

@@ -469,6 +469,10 @@ class FileSystemImpl final : public FileSystem {
   // others trimmed. r.used and the batch's delta follow.
   FsStatus ZeroStoredRange(Ino ino, InodeRecord& r, uint64_t offset, uint64_t end, bool release,
                            Txn& txn);
+  // PunchHole, which gives the reservation of the chunks it covers whole
+  // back only when `release` (copy_file_range keeps the destination's).
+  FsResult<Attr> ZeroRange(const Credentials& cred, Ino ino, uint64_t offset, uint64_t length,
+                           bool release);
 
   // ---- range calls (allocate_ops.cc, seek_ops.cc, copy_ops.cc, handle_lookup.cc)
   // The open(2) flags of `handle`, which must be open on `ino`; EBADF
@@ -492,6 +496,8 @@ class FileSystemImpl final : public FileSystem {
                               uint64_t in_offset, uint64_t length);
   // Makes [offset, offset + length) of `ino` read as zeros, punching (as
   // `cred`) only where it holds data, so a fresh destination needs no batch.
+  // What the destination reserved stays reserved: its allocation promised
+  // later writes there room, as ext4's copy writes the zeros into it.
   FsStatus ClearRange(const Credentials& cred, Ino ino, uint64_t offset, uint64_t length);
 
 

@@ -141,6 +141,11 @@ FsStatus FileSystemImpl::ZeroStoredRange(Ino ino, InodeRecord& r, uint64_t offse
 
 FsResult<Attr> FileSystemImpl::PunchHole(const Credentials& cred, Ino ino, uint64_t offset,
                                          uint64_t length) {
+  return ZeroRange(cred, ino, offset, length, /*release=*/true);
+}
+
+FsResult<Attr> FileSystemImpl::ZeroRange(const Credentials& cred, Ino ino, uint64_t offset,
+                                         uint64_t length, bool release) {
   if (engine_.fenced()) return FsError{EROFS};
   InodeLocks lock(locks_, {ino});
   FsResult<InodeRecord> loaded = LoadInode(ino);
@@ -157,7 +162,7 @@ FsResult<Attr> FileSystemImpl::PunchHole(const Credentials& cred, Ino ino, uint6
   if (!stored.ok()) return stored.status();
   InodeRecord r = *stored;
   Txn txn;
-  FsStatus zeroed = ZeroStoredRange(ino, r, offset, end, /*release=*/true, txn);
+  FsStatus zeroed = ZeroStoredRange(ino, r, offset, end, release, txn);
   if (!zeroed.ok()) return zeroed;
   r.mtime = r.ctime = NowTimespec();
   PutInode(txn, ino, r);

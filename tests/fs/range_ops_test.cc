@@ -282,6 +282,28 @@ TEST_F(FallocateQuotaTest, ReservedRoomIsHeldForTheFileThatReservedIt) {
   ExpectFsckClean();
 }
 
+TEST_F(FallocateQuotaTest, CopiedHolesKeepTheDestinationsReservation) {
+  Ino src = SparseFile("src");  // 3 chunks stored
+  Ino dst = MakeFile(kRootIno, "dst");
+  ASSERT_FS_OK(fs_->Fallocate(Root(), dst, 0, 0, 8 * C));
+  WriteAt(dst, 0, std::string(8 * C, 'o'));
+  ASSERT_FS_OK(fs_->Fsync(Root(), dst));
+  // The source's holes are punched into the destination's data, and its
+  // allocation still holds room for later writes there.
+  auto n = Copy(src, 0, dst, 0, 8 * C);
+  ASSERT_FS_OK(n);
+  EXPECT_EQ(*n, 8 * C);
+  EXPECT_EQ(ReadAt(dst, 0, 8 * C), ReadAt(src, 0, 8 * C));
+  EXPECT_EQ(Stat(dst).used, 8 * C);
+  Ino other = MakeFile(kRootIno, "other");
+  WriteAt(other, 0, std::string((1 << 20) - 11 * C, 'x'));  // the quota is full now
+  EXPECT_ERRNO(fs_->Write(Root(), other, (1 << 20) - 11 * C, "x", 0), ENOSPC);
+  WriteAt(dst, 3 * C, std::string(C, 'z'));  // a copied hole
+  ASSERT_FS_OK(fs_->Fsync(Root(), dst));
+  EXPECT_EQ(ReadAt(dst, 3 * C, C), std::string(C, 'z'));
+  ExpectFsckClean();
+}
+
 TEST_F(RangeOpsTest, PunchAndTruncateGiveReservationsBack) {
   Ino ino = MakeFile(kRootIno, "f");
   ASSERT_FS_OK(fs_->Fallocate(Root(), ino, 0, 0, 10 * C));
