@@ -111,6 +111,32 @@ POSIX_CASE("fallocate", "allocation_counts_in_blocks_and_free_space") {
   close(fd);
 }
 
+// Copying a sparse file over an allocation leaves the allocation whole:
+// ext4 writes the source's holes as zeros into it, pailfs punches them and
+// keeps the reservation. Either way later writes there still have room.
+POSIX_CASE("fallocate", "copying_holes_into_an_allocation_keeps_it") {
+  int src = static_cast<int>(EXPECT_OK(open("src", O_RDWR | O_CREAT, 0644)));
+  std::string head = Pattern(K64, 3);
+  EXPECT_EQ(pwrite(src, head.data(), head.size(), 0), (ssize_t)head.size());
+  EXPECT_OK(ftruncate(src, 8 * K64));
+  WriteFile("dst", "");
+  int dst = OpenRw("dst");
+  EXPECT_OK(fallocate(dst, 0, 0, 8 * K64));
+  std::string old = Pattern(8 * K64, 4);  // data where the holes go
+  EXPECT_EQ(pwrite(dst, old.data(), old.size(), 0), (ssize_t)old.size());
+  EXPECT_OK(fsync(dst));
+  loff_t in = 0, out = 0;
+  while (in < 8 * K64) {
+    ssize_t n = copy_file_range(src, &in, dst, &out, static_cast<size_t>(8 * K64 - in), 0);
+    EXPECT_OK(n);
+    if (n <= 0) break;
+  }
+  EXPECT_EQ(ReadAll(dst), ReadAll(src));
+  EXPECT_TRUE(BlocksOf(dst) >= 8 * K64 / 512);
+  close(src);
+  close(dst);
+}
+
 POSIX_CASE("fallocate", "punch_hole_zeros_the_range_and_frees_it") {
   std::string data = Pattern(4 * K64, 5);
   WriteFile("f", data);
