@@ -353,6 +353,11 @@ FsStatus FileSystemImpl::MaterializeOverlay(DirtyFile& f, DirtyChunk& c) {
   c.is_overlay = false;
   c.blocks = 0;
   c.base.clear();
+  // An upload of the blocks still on its way must not land on the whole
+  // chunk (its extent holds the blocks alone): a new version makes it stale,
+  // even when the write that needed these bytes is then refused.
+  c.version = NextChunkVersion();
+  c.uploading = false;
   return {};
 }
 

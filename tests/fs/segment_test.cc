@@ -876,6 +876,48 @@ TEST_F(GatedSegmentTest, BlockWriteIntoAStoredChunkReadsNothing) {
   ExpectFsckClean();
 }
 
+class GatedQuotaSegmentTest : public GatedSegmentTest {
+ protected:
+  FsOptions Options() override {
+    FsOptions o = GatedSegmentTest::Options();
+    o.max_size_bytes = (6ull << 20) + 4096;
+    return o;
+  }
+};
+
+// A write reads an overlay chunk whole while an upload of its blocks is on
+// its way, then is refused for room. The upload, landing afterwards, must
+// not be taken for the whole chunk: its extent holds the blocks alone.
+TEST_F(GatedQuotaSegmentTest, RefusedWriteStalesTheUploadOfTheChunkItRead) {
+  Ino f = MakeFile(kRootIno, "f");
+  std::string data = Pattern(1 << 20, 31);
+  WriteAt(f, 0, data);
+  Fsync(f);
+  Remount();
+  EXPECT_EQ(ReadAt(f, 0, 1 << 20), data);  // in the cache now: writes read it there
+  const std::string blocks = Pattern(2 * kPieceBlockBytes, 32);
+  WriteAt(f, 31 * kChunkSize + 8192, blocks);  // an overlay of the last chunk
+  data.replace(31 * kChunkSize + 8192, blocks.size(), blocks);
+  // Another file's writes fill a segment's worth: an upload takes the
+  // overlay's blocks along and is held at the bucket.
+  gated_->SetPutsOpen(false);
+  const int puts_before = gated_->puts_started();
+  Ino g = MakeFile(kRootIno, "g");
+  WriteAt(g, 0, Pattern(5 << 20, 33));
+  ASSERT_TRUE(WaitFor([&] { return gated_->puts_started() > puts_before; }));
+  // An unaligned byte needs the chunk's bytes; the 8 KiB past the end find
+  // 4 KiB of room.
+  EXPECT_ERRNO(fs_->Write(Root(), f, 31 * kChunkSize + 100, std::string(kChunkSize + 8192, 'w')),
+               ENOSPC);
+  gated_->SetPutsOpen(true);
+  Fsync(g);  // the held upload has landed
+  EXPECT_EQ(ReadAt(f, 0, 1 << 20), data);
+  Fsync(f);
+  Remount();
+  EXPECT_EQ(ReadAt(f, 0, 1 << 20), data);
+  ExpectFsckClean();
+}
+
 // The bucket stops taking data objects while a writer waits for room in a
 // full write-back buffer. The writer keeps asking for uploads, and the
 // uploader keeps putting the failed chunks back on the way; the flush the
