@@ -418,7 +418,18 @@ FsResult<WriteResult> FileSystemImpl::WritePiece(const Credentials& cred, Ino in
     uint64_t first = offset / kChunkSize;
     uint64_t last = (end - 1) / kChunkSize;
     // Load every touched chunk first, so the space check sees exact growth
-    // and a failure leaves the file unchanged.
+    // and a failure leaves the file unchanged. A chunk overwritten whole is
+    // not read: until the write lands, its bytes are still the engine's (or
+    // its upload's). A failure drops the chunks made here without them,
+    // which would otherwise read, and commit, as empty.
+    std::vector<uint64_t> unread;  // chunks made here without their stored bytes
+    struct DropUnread {
+      DirtyFile& f;
+      std::vector<uint64_t>& unread;
+      ~DropUnread() {
+        for (uint64_t index : unread) f.chunks.erase(index);
+      }
+    } drop_unread{f, unread};
     std::vector<DirtyChunk*> chunks;
     std::vector<uint64_t> copy_ends;  // per chunk: end of the bytes to copy
     std::vector<bool> as_blocks;      // per chunk: written as an overlay's blocks
@@ -451,12 +462,10 @@ FsResult<WriteResult> FileSystemImpl::WritePiece(const Credentials& cred, Ino in
           continue;
         }
       }
+      const bool made_here = whole && f.chunks.count(index) == 0;
       FsResult<DirtyChunk*> c = EnsureChunk(ino, f, index, /*need_bytes=*/!whole, &prefetched);
       if (!c.ok()) return c.status();
-      if ((*c)->uploaded && !(*c)->overlay()) {  // whole: the uploaded bytes are replaced
-        AddPending((*c)->extent.segment, -1);
-        (*c)->uploaded = false;
-      }
+      if (made_here && (*c)->stored_len > 0) unread.push_back(index);
       chunks.push_back(*c);
       as_blocks.push_back(false);
       // Past the chunk's current bytes everything already reads as zero:
@@ -464,6 +473,14 @@ FsResult<WriteResult> FileSystemImpl::WritePiece(const Credentials& cred, Ino in
       // overlay overwritten whole is dropped (below): it counts as empty.
       const bool drop_overlay = (*c)->overlay();
       uint64_t have_end = chunk_start + (drop_overlay ? 0 : (*c)->data.size());
+      // What the chunk is charged now: the bytes in memory, or for one
+      // overwritten whole, those of its upload or of the engine.
+      uint64_t charged_end = have_end;
+      if ((*c)->uploaded && !drop_overlay) {
+        charged_end = chunk_start + (*c)->extent.plain_len;
+      } else if (!unread.empty() && unread.back() == index) {
+        charged_end = chunk_start + (*c)->stored_len;
+      }
       uint64_t copy_end = std::min(to, have_end);
       for (uint64_t pos = to; pos > std::max(from, have_end); --pos) {
         if (data[pos - 1 - offset] != '\0') {
@@ -476,8 +493,8 @@ FsResult<WriteResult> FileSystemImpl::WritePiece(const Credentials& cred, Ino in
       if (drop_overlay) {
         const uint64_t old_len = OverlayLength(**c);
         growth += charged * static_cast<int64_t>(std::max(old_len, copy_end - chunk_start) - old_len);
-      } else if (copy_end > have_end) {
-        growth += charged * static_cast<int64_t>(copy_end - have_end);
+      } else if (copy_end > charged_end) {
+        growth += charged * static_cast<int64_t>(copy_end - charged_end);
       }
     }
     if (options_.max_size_bytes != 0 &&
@@ -485,6 +502,7 @@ FsResult<WriteResult> FileSystemImpl::WritePiece(const Credentials& cred, Ino in
             static_cast<int64_t>(std::min<uint64_t>(options_.max_size_bytes, INT64_MAX))) {
       return FsError{ENOSPC};
     }
+    unread.clear();  // from here on the write lands
     for (uint64_t index = first; index <= last; ++index) {
       DirtyChunk& c = *chunks[index - first];
       // Any upload of the chunk's old bytes is stale now.
@@ -519,11 +537,11 @@ FsResult<WriteResult> FileSystemImpl::WritePiece(const Credentials& cred, Ino in
         c.blocks = blocks;
         continue;
       }
+      if (c.uploaded) {  // overwritten whole: that upload is garbage now
+        AddPending(c.extent.segment, -1);
+        c.uploaded = false;
+      }
       if (c.overlay()) {  // overwritten whole: nothing of it is left
-        if (c.uploaded) {
-          AddPending(c.extent.segment, -1);
-          c.uploaded = false;
-        }
         AddMemory(f, -static_cast<int64_t>(c.data.size()));
         std::string().swap(c.data);
         c.is_overlay = false;

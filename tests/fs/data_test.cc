@@ -320,6 +320,33 @@ TEST_F(QuotaTest, NoSpacePastMaxSize) {
   ExpectFsckClean();
 }
 
+// Chunks a write covers whole are not read first. A write refused for
+// room must leave them as they were, and rewriting stored chunks whole
+// needs no room at all.
+TEST_F(QuotaTest, WholeChunkWritesRefusedOrNotKeepTheFileRight) {
+  Ino f = MakeFile(kRootIno, "f");
+  const std::string old = Pattern(4 * kChunkSize, 3);
+  WriteAt(f, 0, old);
+  ASSERT_FS_OK(fs_->Fsync(Root(), f));
+  Remount();  // the chunks are the engine's alone now, none in memory
+  Ino g = MakeFile(kRootIno, "g");
+  WriteAt(g, 0, Pattern((1 << 20) - 4 * kChunkSize - 100, 4));  // 100 bytes left
+  EXPECT_ERRNO(fs_->Write(Root(), f, 0, Pattern(4 * kChunkSize + 8192, 5)), ENOSPC);
+  EXPECT_EQ(ReadAt(f, 0, 5 * kChunkSize), old);
+  ASSERT_FS_OK(fs_->Fsync(Root(), f));
+  Remount();
+  EXPECT_EQ(ReadAt(f, 0, 5 * kChunkSize), old);
+  // The same bytes' worth again, all of it replaced: no growth, no refusal.
+  const std::string next = Pattern(4 * kChunkSize, 6);
+  WriteAt(f, 0, next);
+  EXPECT_EQ(ReadAt(f, 0, 5 * kChunkSize), next);
+  EXPECT_EQ(Stat(f).used, 4 * kChunkSize);
+  ASSERT_FS_OK(fs_->Fsync(Root(), f));
+  Remount();
+  EXPECT_EQ(ReadAt(f, 0, 5 * kChunkSize), next);
+  ExpectFsckClean();
+}
+
 class NoQuotaTest : public FsTest {
  protected:
   FsOptions Options() override {
