@@ -6,7 +6,8 @@
 // holds the locks of one file at a time, so copies and writers interleave
 // as their reads and writes would), and hole runs become holes in the
 // destination (punched only where it holds data, keeping what it reserved),
-// so a sparse source stays sparse. The size, mtime and ctime of the destination are settled last.
+// so a sparse source stays sparse. The size, mtime and ctime of the
+// destination are settled last.
 #include <fcntl.h>
 
 #include <algorithm>
