@@ -9,7 +9,9 @@
 // change nothing, a copy cut short by it only what it reports, and fsck
 // checks the space charged (reservations included) along the way.
 #include <algorithm>
+#include <atomic>
 #include <random>
+#include <thread>
 
 #include "fs/chunk_value.h"
 #include "fs_test_util.h"
@@ -297,6 +299,112 @@ class DataModelQuotaTest : public DataModelTest {
 TEST_P(DataModelQuotaTest, RefusalsChangeNothingAndTheChargeAddsUp) { Run(); }
 
 INSTANTIATE_TEST_SUITE_P(Seeds, DataModelQuotaTest, ::testing::Values(1u, 2u, 3u, 4u));
+
+// Three writers at once, each on a file of its own, share a quota they
+// outgrow, with the uploader and the collector running all the while: each
+// file must hold what its writer's model says (refused writes changed
+// nothing, short ones what they reported), before and after a restart, and
+// fsck must find the space charged right.
+class ConcurrentQuotaTest : public FsTest {
+ protected:
+  FsOptions Options() override {
+    FsOptions o = FsTest::Options();
+    o.write_back_bytes = 512ull << 10;
+    o.write_back_file_bytes = 128ull << 10;
+    o.segment_bytes = 256ull << 10;
+    o.write_back_interval = std::chrono::milliseconds(5);
+    o.dead_segment_grace = std::chrono::milliseconds(0);
+    o.collect_interval = std::chrono::milliseconds(5);
+    o.max_size_bytes = 40 * kChunkSize;  // the three files reach about 60
+    return o;
+  }
+
+  // One writer's steps on `ino`; returns the first unexpected result, or
+  // "" when every step went as the model says.
+  std::string RunWriter(uint64_t seed, Ino ino, std::string& m, std::atomic<int>& refusals) {
+    std::mt19937_64 rng(seed);
+    for (int step = 0; step < 1500; ++step) {
+      const std::string at = "step " + std::to_string(step) + ": ";
+      const int kind = static_cast<int>(rng() % 10);
+      const uint64_t off =
+          RandomOffset(rng, std::min<uint64_t>(m.size() + kChunkSize, 24 * kChunkSize));
+      if (kind < 5) {
+        std::string data = RandomBytes(rng, RandomLength(rng));
+        auto w = fs_->Write(Root(), ino, off, data);
+        if (!w.ok() && w.error() == ENOSPC) {
+          refusals++;
+          continue;
+        }
+        if (!w.ok()) return at + "write errno " + std::to_string(w.error());
+        data.resize(w->written);
+        if (m.size() < off + data.size()) m.resize(off + data.size(), '\0');
+        m.replace(off, data.size(), data);
+      } else if (kind < 6) {
+        const uint64_t len = RandomLength(rng);
+        auto p = fs_->Fallocate(Root(), ino, kFallocPunchHole | kFallocKeepSize, off, len);
+        if (!p.ok()) return at + "punch errno " + std::to_string(p.error());
+        if (off < m.size()) {
+          std::fill(m.begin() + off, m.begin() + std::min<uint64_t>(m.size(), off + len), '\0');
+        }
+      } else if (kind < 7) {
+        auto a = fs_->Fallocate(Root(), ino, rng() % 2 ? kFallocKeepSize : 0, off, RandomLength(rng));
+        if (!a.ok() && a.error() == ENOSPC) {
+          refusals++;
+          continue;
+        }
+        if (!a.ok()) return at + "allocate errno " + std::to_string(a.error());
+        if (a->size > m.size()) m.resize(a->size, '\0');
+      } else if (kind < 8) {
+        SetAttrRequest req;
+        req.size = RandomOffset(rng, m.size());
+        if (!fs_->SetAttr(Root(), ino, req).ok()) return at + "truncate failed";
+        m.resize(*req.size, '\0');
+      } else if (kind < 9) {
+        if (!fs_->Fsync(Root(), ino).ok()) return at + "fsync failed";
+      } else if (ReadAll(ino, m.size()) != m) {
+        return at + "the file differs from its model";
+      }
+    }
+    return "";
+  }
+
+  std::string ReadAll(Ino ino, uint64_t size) {
+    auto r = fs_->Read(Root(), ino, 0, static_cast<uint32_t>(size + kChunkSize));
+    return r.ok() ? std::string(r->data.view()) : "(read errno " + std::to_string(r.error()) + ")";
+  }
+};
+
+TEST_F(ConcurrentQuotaTest, WritersSharingAFullQuotaKeepTheirFilesRight) {
+  constexpr int kWriters = 3;
+  for (uint64_t round = 0; round < 3; ++round) {
+    SCOPED_TRACE("round " + std::to_string(round));
+    Ino inos[kWriters];
+    std::string names[kWriters], models[kWriters], failures[kWriters];
+    for (int t = 0; t < kWriters; ++t) {
+      names[t] = "r" + std::to_string(round) + "w" + std::to_string(t);
+      inos[t] = MakeFile(kRootIno, names[t]);
+    }
+    std::atomic<int> refusals{0};
+    std::vector<std::thread> writers;
+    for (int t = 0; t < kWriters; ++t) {
+      writers.emplace_back([&, t] {
+        failures[t] = RunWriter(round * kWriters + t, inos[t], models[t], refusals);
+      });
+    }
+    for (std::thread& w : writers) w.join();
+    for (int t = 0; t < kWriters; ++t) EXPECT_EQ(failures[t], "") << "writer " << t;
+    EXPECT_GT(refusals.load(), 0) << "the quota never filled";
+    for (int t = 0; t < kWriters; ++t) ASSERT_FS_OK(fs_->Fsync(Root(), inos[t]));
+    Remount();
+    for (int t = 0; t < kWriters; ++t) {
+      EXPECT_TRUE(ReadAll(inos[t], models[t].size()) == models[t])
+          << "writer " << t << " after a restart";
+    }
+    ExpectFsckClean();
+    // The next round starts with room again.
+    for (int t = 0; t < kWriters; ++t) ASSERT_FS_OK(fs_->Unlink(Root(), kRootIno, names[t]));
+  }
+}
 
 }  // namespace
 }  // namespace pail::fs::testing
