@@ -32,20 +32,21 @@ constexpr int kFiles = 3;
 constexpr uint64_t kSpan = 48 * kChunkSize;
 constexpr int kSteps = 1200;
 
+// Small buffers and segments: uploads, pieces and segment rewrites happen
+// within a few steps, not only at the end.
+FsOptions BusyWriteBack(FsOptions o) {
+  o.write_back_bytes = 512ull << 10;
+  o.write_back_file_bytes = 128ull << 10;
+  o.segment_bytes = 256ull << 10;
+  o.write_back_interval = std::chrono::milliseconds(20);
+  o.dead_segment_grace = std::chrono::milliseconds(0);
+  o.collect_interval = std::chrono::milliseconds(20);
+  return o;
+}
+
 class DataModelTest : public FsTest, public ::testing::WithParamInterface<uint32_t> {
  protected:
-  FsOptions Options() override {
-    FsOptions o = FsTest::Options();
-    // Small buffers and segments: uploads, pieces and segment rewrites
-    // happen within a few steps, not only at the end.
-    o.write_back_bytes = 512ull << 10;
-    o.write_back_file_bytes = 128ull << 10;
-    o.segment_bytes = 256ull << 10;
-    o.write_back_interval = std::chrono::milliseconds(20);
-    o.dead_segment_grace = std::chrono::milliseconds(0);
-    o.collect_interval = std::chrono::milliseconds(20);
-    return o;
-  }
+  FsOptions Options() override { return BusyWriteBack(FsTest::Options()); }
 
   static void Resize(std::string& m, uint64_t size) { m.resize(size, '\0'); }
 
@@ -308,13 +309,7 @@ INSTANTIATE_TEST_SUITE_P(Seeds, DataModelQuotaTest, ::testing::Values(1u, 2u, 3u
 class ConcurrentQuotaTest : public FsTest {
  protected:
   FsOptions Options() override {
-    FsOptions o = FsTest::Options();
-    o.write_back_bytes = 512ull << 10;
-    o.write_back_file_bytes = 128ull << 10;
-    o.segment_bytes = 256ull << 10;
-    o.write_back_interval = std::chrono::milliseconds(5);
-    o.dead_segment_grace = std::chrono::milliseconds(0);
-    o.collect_interval = std::chrono::milliseconds(5);
+    FsOptions o = BusyWriteBack(FsTest::Options());
     o.max_size_bytes = 40 * kChunkSize;  // the three files reach about 60
     return o;
   }
