@@ -465,7 +465,8 @@ FsResult<WriteResult> FileSystemImpl::WritePiece(const Credentials& cred, Ino in
       const bool made_here = whole && f.chunks.count(index) == 0;
       FsResult<DirtyChunk*> c = EnsureChunk(ino, f, index, /*need_bytes=*/!whole, &prefetched);
       if (!c.ok()) return c.status();
-      if (made_here && (*c)->stored_len > 0) unread.push_back(index);
+      const bool left_unread = made_here && (*c)->stored_len > 0;
+      if (left_unread) unread.push_back(index);
       chunks.push_back(*c);
       as_blocks.push_back(false);
       // Past the chunk's current bytes everything already reads as zero:
@@ -478,7 +479,7 @@ FsResult<WriteResult> FileSystemImpl::WritePiece(const Credentials& cred, Ino in
       uint64_t charged_end = have_end;
       if ((*c)->uploaded && !drop_overlay) {
         charged_end = chunk_start + (*c)->extent.plain_len;
-      } else if (!unread.empty() && unread.back() == index) {
+      } else if (left_unread) {
         charged_end = chunk_start + (*c)->stored_len;
       }
       uint64_t copy_end = std::min(to, have_end);
