@@ -55,6 +55,16 @@ class SegmentTest : public FsTest {
     return {listed->size(), bytes};
   }
 
+  // A file "f" holding `data` in the bucket alone: synced, then the
+  // filesystem opened again, so no chunk of it is in memory.
+  Ino StoredFile(const std::string& data) {
+    Ino f = MakeFile(kRootIno, "f");
+    WriteAt(f, 0, data);
+    Fsync(f);
+    Remount();
+    return f;
+  }
+
   bool WaitFor(const std::function<bool()>& done) {
     for (int i = 0; i < 400; ++i) {
       if (done()) return true;
@@ -184,11 +194,8 @@ TEST_F(SegmentTest, OverlappingAndExtendingWritesDuringUploadsKeepEveryByte) {
 }
 
 TEST_F(SegmentTest, PartialWritesIntoStoredAndUploadedChunks) {
-  Ino f = MakeFile(kRootIno, "f");
   std::string data = Pattern(1 << 20, 5);
-  WriteAt(f, 0, data);
-  Fsync(f);
-  Remount();
+  Ino f = StoredFile(data);
   // Into a chunk that lives in a segment, across a chunk boundary.
   const std::string patch = "patched bytes";
   WriteAt(f, kChunkSize - 5, patch);
@@ -328,11 +335,8 @@ TEST_F(SegmentTest, MemoryHoldsOnlySegmentsStillInTheBucket) {
 // before the commit, after it and after a restart.
 TEST_F(SegmentTest, BlockWritesIntoStoredChunksUploadOnlyTheirBlocks) {
   constexpr uint32_t kBlock = kPieceBlockBytes;
-  Ino f = MakeFile(kRootIno, "f");
   std::string model = Pattern(1 << 20, 30);
-  WriteAt(f, 0, model);
-  Fsync(f);
-  Remount();
+  Ino f = StoredFile(model);
   const uint64_t put_before = fs_->counters().segment_put_bytes;
   size_t written = 0;
   auto write = [&](uint64_t off, size_t len, uint32_t seed) {
@@ -644,11 +648,8 @@ TEST_F(SmallWriteSegmentTest, ConcurrentSmallWritesKeepEveryByte) {
   constexpr size_t kFileBytes = 2 << 20;
   constexpr size_t kBlock = 4096;
   constexpr int kThreads = 8;
-  Ino f = MakeFile(kRootIno, "f");
   std::string expected = Pattern(kFileBytes, 20);
-  WriteAt(f, 0, expected);
-  Fsync(f);
-  Remount();
+  Ino f = StoredFile(expected);
   // Thread t owns the blocks b with b % kThreads == t (so the end result
   // is known), offset by 100 bytes so writes straddle chunk boundaries;
   // blocks of one chunk belong to different threads.
@@ -685,11 +686,8 @@ TEST_F(SmallWriteSegmentTest, ConcurrentSmallWritesKeepEveryByte) {
 TEST_F(SmallWriteSegmentTest, MixedBlockAndByteWritesMatchAModel) {
   constexpr size_t kFileBytes = 2 << 20;
   constexpr int kThreads = 4;
-  Ino f = MakeFile(kRootIno, "f");
   std::string model = Pattern(kFileBytes, 40);
-  WriteAt(f, 0, model);
-  Fsync(f);
-  Remount();
+  Ino f = StoredFile(model);
   // Thread t owns chunks c with c % kThreads == t, so the result is known.
   const size_t chunks = kFileBytes / kChunkSize;
   std::mutex model_mu;
@@ -826,11 +824,8 @@ class GatedSegmentTest : public SegmentTest {
 };
 
 TEST_F(GatedSegmentTest, SmallWriteReadsItsChunkWithoutBlockingTheFile) {
-  Ino f = MakeFile(kRootIno, "f");
   std::string data = Pattern(1 << 20, 21);
-  WriteAt(f, 0, data);
-  Fsync(f);
-  Remount();  // an empty cache: chunk bytes come from the bucket
+  Ino f = StoredFile(data);  // an empty cache: chunk bytes come from the bucket
   const std::string a = Pattern(4096, 22), b = Pattern(4096, 23), c = Pattern(4096, 24);
   WriteAt(f, 5 * kChunkSize + 100, a);  // chunk 5 is in memory now
   data.replace(5 * kChunkSize + 100, a.size(), a);
@@ -856,11 +851,8 @@ TEST_F(GatedSegmentTest, SmallWriteReadsItsChunkWithoutBlockingTheFile) {
 // A write of whole blocks into a stored chunk reads nothing of it: it
 // finishes while every segment read is held back.
 TEST_F(GatedSegmentTest, BlockWriteIntoAStoredChunkReadsNothing) {
-  Ino f = MakeFile(kRootIno, "f");
   std::string data = Pattern(1 << 20, 25);
-  WriteAt(f, 0, data);
-  Fsync(f);
-  Remount();
+  Ino f = StoredFile(data);
   gated_->SetOpen(false);
   const std::string a = Pattern(2 * kPieceBlockBytes, 26);
   auto write = std::async(std::launch::async, [&] { WriteAt(f, 10 * kChunkSize + 8192, a); });
@@ -889,11 +881,8 @@ class GatedQuotaSegmentTest : public GatedSegmentTest {
 // its way, then is refused for room. The upload, landing afterwards, must
 // not be taken for the whole chunk: its extent holds the blocks alone.
 TEST_F(GatedQuotaSegmentTest, RefusedWriteStalesTheUploadOfTheChunkItRead) {
-  Ino f = MakeFile(kRootIno, "f");
   std::string data = Pattern(1 << 20, 31);
-  WriteAt(f, 0, data);
-  Fsync(f);
-  Remount();
+  Ino f = StoredFile(data);
   EXPECT_EQ(ReadAt(f, 0, 1 << 20), data);  // in the cache now: writes read it there
   const std::string blocks = Pattern(2 * kPieceBlockBytes, 32);
   WriteAt(f, 31 * kChunkSize + 8192, blocks);  // an overlay of the last chunk
@@ -966,11 +955,8 @@ class GatedHeldTest : public GatedSegmentTest {
 // held back they answer at once, doing what memory and block overlays
 // allow and refusing, with nothing changed, what needs a segment's bytes.
 TEST_F(GatedHeldTest, TryCallsNeverWaitOnTheBucket) {
-  Ino f = MakeFile(kRootIno, "f");
   std::string data = Pattern(1 << 20, 31);
-  WriteAt(f, 0, data);
-  Fsync(f);
-  Remount();
+  Ino f = StoredFile(data);
   const std::string a = Pattern(4096, 32);
   WriteAt(f, 5 * kChunkSize + 100, a);  // chunk 5 is in memory now
   data.replace(5 * kChunkSize + 100, a.size(), a);
@@ -1044,11 +1030,8 @@ TEST_F(GatedHeldTest, TryReadServesJustUploadedSegmentsFromMemory) {
 // They give up, too, on a file whose lock another call holds while it
 // waits on the bucket (here a write reading an overlay's base).
 TEST_F(GatedHeldTest, TryCallsGiveUpOnAFileLockedAcrossABucketRead) {
-  Ino f = MakeFile(kRootIno, "f");
   std::string data = Pattern(1 << 20, 41);
-  WriteAt(f, 0, data);
-  Fsync(f);
-  Remount();
+  Ino f = StoredFile(data);
   const std::string a = Pattern(kPieceBlockBytes, 42), b = Pattern(4096, 43);
   WriteAt(f, 12 * kChunkSize + kPieceBlockBytes, a);  // an overlay, nothing read
   data.replace(12 * kChunkSize + kPieceBlockBytes, a.size(), a);
