@@ -37,13 +37,14 @@ FsResult<Attr> FileSystemImpl::ReserveRange(Ino ino, uint64_t offset, uint64_t e
     if (!bytes.ok()) return bytes.status();
     growth += run.size() * kChunkSize - *bytes;
   }
-  // Without a quota the charges must still add up within the stats' range.
-  const uint64_t limit = options_.max_size_bytes != 0
-                             ? std::min<uint64_t>(options_.max_size_bytes, INT64_MAX)
-                             : INT64_MAX;
-  const uint64_t charged =
-      static_cast<uint64_t>(std::max<int64_t>(0, stored_used_.load() + dirty_used_.load()));
-  if (growth > limit || charged > limit - growth) return FsError{ENOSPC};
+  if (growth > INT64_MAX || !TryCharge(static_cast<int64_t>(growth))) return FsError{ENOSPC};
+  // The charge holds the room until the commit counts it as stored (or
+  // fails); the stored count goes up first, so the total never dips.
+  struct Uncharge {
+    std::atomic<int64_t>& dirty_used;
+    int64_t bytes;
+    ~Uncharge() { dirty_used -= bytes; }
+  } uncharge{dirty_used_, static_cast<int64_t>(growth)};
   Txn txn;
   r.used += growth;
   txn.used_bytes_delta += static_cast<int64_t>(growth);

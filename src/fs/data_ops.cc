@@ -498,11 +498,7 @@ FsResult<WriteResult> FileSystemImpl::WritePiece(const Credentials& cred, Ino in
         growth += charged * static_cast<int64_t>(copy_end - charged_end);
       }
     }
-    if (options_.max_size_bytes != 0 &&
-        stored_used_.load() + dirty_used_.load() + growth >
-            static_cast<int64_t>(std::min<uint64_t>(options_.max_size_bytes, INT64_MAX))) {
-      return FsError{ENOSPC};
-    }
+    if (!TryCharge(growth)) return FsError{ENOSPC};
     unread.clear();  // from here on the write lands
     for (uint64_t index = first; index <= last; ++index) {
       DirtyChunk& c = *chunks[index - first];
@@ -567,7 +563,6 @@ FsResult<WriteResult> FileSystemImpl::WritePiece(const Credentials& cred, Ino in
       std::memcpy(c.data.data() + at, data.data() + (from - offset), to - from);
     }
     f.inode.used += static_cast<uint64_t>(growth);
-    dirty_used_ += growth;
     f.inode.size = std::max(f.inode.size, end);
     f.inode.mtime = f.inode.ctime = NowTimespec();
     if (!cred.is_root()) f.inode.mode &= ~PrivilegeBitsToClear(f.inode);

@@ -359,6 +359,11 @@ class FileSystemImpl final : public FileSystem {
   size_t AwaitingUploadBytes(Ino ino, bool with_in_flight = false);
   FsStatus FlushAll();
   void AddMemory(DirtyFile& f, int64_t delta);
+  // Adds `growth` bytes to dirty_used_ when the charged total stays within
+  // the quota (without one, within INT64_MAX); false changes nothing. The
+  // check and the add are one step, so writers on different files cannot
+  // each pass a check that only one of them fits. Growth <= 0 always fits.
+  bool TryCharge(int64_t growth);
   // Waits until `bytes` more fit in the buffer and promises them to the
   // caller (released by ReleaseMemory once the bytes are buffered, their
   // growth counted by AddMemory). EIO when a flush fails meanwhile (the
@@ -580,7 +585,8 @@ class FileSystemImpl final : public FileSystem {
   std::atomic<int64_t> dirty_memory_{0};
   // Of it, the bytes staged into segments whose uploads have not finished.
   std::atomic<int64_t> staged_memory_{0};
-  // Unflushed growth of `used` over all dirty files (an upper bound).
+  // Unflushed growth of `used` over all dirty files (an upper bound), and
+  // the growth of reservations being committed. Raised only by TryCharge.
   std::atomic<int64_t> dirty_used_{0};
   // Memory promised to writes admitted but not yet buffered.
   int64_t reserved_memory_ GUARDED_BY(dirty_mu_) = 0;

@@ -126,6 +126,20 @@ void FileSystemImpl::AddMemory(DirtyFile& f, int64_t delta) {
   dirty_memory_ += delta;
 }
 
+bool FileSystemImpl::TryCharge(int64_t growth) {
+  const int64_t limit = options_.max_size_bytes != 0
+                            ? static_cast<int64_t>(std::min<uint64_t>(options_.max_size_bytes, INT64_MAX))
+                            : INT64_MAX;
+  int64_t dirty = dirty_used_.load();
+  do {
+    // Flushes move charges from dirty_used_ to stored_used_, raising the
+    // stored count first: a racing read can only overcount.
+    const int64_t charged = std::max<int64_t>(0, stored_used_.load() + dirty);
+    if (growth > 0 && (charged > limit || growth > limit - charged)) return false;
+  } while (!dirty_used_.compare_exchange_weak(dirty, dirty + growth));
+  return true;
+}
+
 FsStatus FileSystemImpl::ReserveMemory(int64_t bytes) {
   if (bytes == 0) return {};
   const int64_t limit = static_cast<int64_t>(options_.write_back_bytes);

@@ -401,5 +401,63 @@ TEST_F(ConcurrentQuotaTest, WritersSharingAFullQuotaKeepTheirFilesRight) {
   }
 }
 
+// Writers and allocations on files of their own, all at once, each going
+// on until the quota refuses it: together they must never be charged more
+// than the quota. A check of the room apart from the charge lets two of
+// them take the same last bytes.
+class QuotaRaceTest : public FsTest {
+ protected:
+  static constexpr uint64_t kQuotaChunks = 48;
+  FsOptions Options() override {
+    FsOptions o = BusyWriteBack(FsTest::Options());
+    o.max_size_bytes = kQuotaChunks * kChunkSize;
+    return o;
+  }
+};
+
+TEST_F(QuotaRaceTest, WritersAtOnceNeverPassTheQuota) {
+  constexpr int kWriters = 6;
+  constexpr uint64_t kStepBytes = 2 * kChunkSize;
+  for (int round = 0; round < 20; ++round) {
+    SCOPED_TRACE("round " + std::to_string(round));
+    Ino inos[kWriters];
+    std::string names[kWriters], failures[kWriters];
+    for (int t = 0; t < kWriters; ++t) {
+      names[t] = "r" + std::to_string(round) + "w" + std::to_string(t);
+      inos[t] = MakeFile(kRootIno, names[t]);
+    }
+    std::atomic<int> ready{0};
+    std::vector<std::thread> writers;
+    for (int t = 0; t < kWriters; ++t) {
+      writers.emplace_back([&, t] {
+        const std::string data(kStepBytes, static_cast<char>('a' + t));  // no zeros: all charged
+        ready++;
+        while (ready.load() < kWriters) std::this_thread::yield();
+        // Odd writers allocate, even ones write; each until refused.
+        for (uint64_t off = 0;; off += kStepBytes) {
+          FsStatus s = t % 2 == 0
+                           ? FsStatus(fs_->Write(Root(), inos[t], off, data).status())
+                           : FsStatus(fs_->Fallocate(Root(), inos[t], kFallocKeepSize, off, kStepBytes)
+                                          .status());
+          if (s.ok()) continue;
+          if (s.error() != ENOSPC) failures[t] = "errno " + std::to_string(s.error());
+          return;
+        }
+      });
+    }
+    for (std::thread& w : writers) w.join();
+    uint64_t used = 0;
+    for (int t = 0; t < kWriters; ++t) {
+      EXPECT_EQ(failures[t], "") << "writer " << t;
+      ASSERT_FS_OK(fs_->Fsync(Root(), inos[t]));
+      used += Stat(inos[t]).used;
+    }
+    EXPECT_LE(used, kQuotaChunks * kChunkSize);
+    EXPECT_GT(used, (kQuotaChunks - kWriters * 2) * kChunkSize) << "the quota never filled";
+    ExpectFsckClean();
+    for (int t = 0; t < kWriters; ++t) ASSERT_FS_OK(fs_->Unlink(Root(), kRootIno, names[t]));
+  }
+}
+
 }  // namespace
 }  // namespace pail::fs::testing
