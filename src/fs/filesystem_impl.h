@@ -586,7 +586,8 @@ class FileSystemImpl final : public FileSystem {
   // Of it, the bytes staged into segments whose uploads have not finished.
   std::atomic<int64_t> staged_memory_{0};
   // Unflushed growth of `used` over all dirty files (an upper bound), and
-  // the growth of reservations being committed. Raised only by TryCharge.
+  // the growth of reservations being committed. Writes and reservations
+  // raise it only through TryCharge.
   std::atomic<int64_t> dirty_used_{0};
   // Memory promised to writes admitted but not yet buffered.
   int64_t reserved_memory_ GUARDED_BY(dirty_mu_) = 0;
