@@ -308,10 +308,29 @@ INSTANTIATE_TEST_SUITE_P(Seeds, DataModelQuotaTest, ::testing::Values(1u, 2u, 3u
 // fsck must find the space charged right.
 class ConcurrentQuotaTest : public FsTest {
  protected:
+  static constexpr uint64_t kQuotaChunks = 40;  // the three model files reach about 60
   FsOptions Options() override {
     FsOptions o = BusyWriteBack(FsTest::Options());
-    o.max_size_bytes = 40 * kChunkSize;  // the three files reach about 60
+    o.max_size_bytes = kQuotaChunks * kChunkSize;
     return o;
+  }
+
+  // A file of its own in the root for each of `writers` writers of a round.
+  struct WriterFiles {
+    std::vector<std::string> names;
+    std::vector<Ino> inos;
+  };
+  WriterFiles MakeWriterFiles(uint64_t round, int writers) {
+    WriterFiles files;
+    for (int t = 0; t < writers; ++t) {
+      files.names.push_back("r" + std::to_string(round) + "w" + std::to_string(t));
+      files.inos.push_back(MakeFile(kRootIno, files.names.back()));
+    }
+    return files;
+  }
+  // The next round starts with room again.
+  void RemoveWriterFiles(const WriterFiles& files) {
+    for (const std::string& name : files.names) ASSERT_FS_OK(fs_->Unlink(Root(), kRootIno, name));
   }
 
   // One writer's steps on `ino`; returns the first unexpected result, or
@@ -373,12 +392,9 @@ TEST_F(ConcurrentQuotaTest, WritersSharingAFullQuotaKeepTheirFilesRight) {
   constexpr int kWriters = 3;
   for (uint64_t round = 0; round < 3; ++round) {
     SCOPED_TRACE("round " + std::to_string(round));
-    Ino inos[kWriters];
-    std::string names[kWriters], models[kWriters], failures[kWriters];
-    for (int t = 0; t < kWriters; ++t) {
-      names[t] = "r" + std::to_string(round) + "w" + std::to_string(t);
-      inos[t] = MakeFile(kRootIno, names[t]);
-    }
+    const WriterFiles files = MakeWriterFiles(round, kWriters);
+    const std::vector<Ino>& inos = files.inos;
+    std::string models[kWriters], failures[kWriters];
     std::atomic<int> refusals{0};
     std::vector<std::thread> writers;
     for (int t = 0; t < kWriters; ++t) {
@@ -396,8 +412,7 @@ TEST_F(ConcurrentQuotaTest, WritersSharingAFullQuotaKeepTheirFilesRight) {
           << "writer " << t << " after a restart";
     }
     ExpectFsckClean();
-    // The next round starts with room again.
-    for (int t = 0; t < kWriters; ++t) ASSERT_FS_OK(fs_->Unlink(Root(), kRootIno, names[t]));
+    RemoveWriterFiles(files);
   }
 }
 
@@ -405,27 +420,14 @@ TEST_F(ConcurrentQuotaTest, WritersSharingAFullQuotaKeepTheirFilesRight) {
 // on until the quota refuses it: together they must never be charged more
 // than the quota. A check of the room apart from the charge lets two of
 // them take the same last bytes.
-class QuotaRaceTest : public FsTest {
- protected:
-  static constexpr uint64_t kQuotaChunks = 48;
-  FsOptions Options() override {
-    FsOptions o = BusyWriteBack(FsTest::Options());
-    o.max_size_bytes = kQuotaChunks * kChunkSize;
-    return o;
-  }
-};
-
-TEST_F(QuotaRaceTest, WritersAtOnceNeverPassTheQuota) {
+TEST_F(ConcurrentQuotaTest, WritersAtOnceNeverPassTheQuota) {
   constexpr int kWriters = 6;
   constexpr uint64_t kStepBytes = 2 * kChunkSize;
-  for (int round = 0; round < 20; ++round) {
+  for (uint64_t round = 0; round < 20; ++round) {
     SCOPED_TRACE("round " + std::to_string(round));
-    Ino inos[kWriters];
-    std::string names[kWriters], failures[kWriters];
-    for (int t = 0; t < kWriters; ++t) {
-      names[t] = "r" + std::to_string(round) + "w" + std::to_string(t);
-      inos[t] = MakeFile(kRootIno, names[t]);
-    }
+    const WriterFiles files = MakeWriterFiles(round, kWriters);
+    const std::vector<Ino>& inos = files.inos;
+    std::string failures[kWriters];
     std::atomic<int> ready{0};
     std::vector<std::thread> writers;
     for (int t = 0; t < kWriters; ++t) {
@@ -455,7 +457,7 @@ TEST_F(QuotaRaceTest, WritersAtOnceNeverPassTheQuota) {
     EXPECT_LE(used, kQuotaChunks * kChunkSize);
     EXPECT_GT(used, (kQuotaChunks - kWriters * 2) * kChunkSize) << "the quota never filled";
     ExpectFsckClean();
-    for (int t = 0; t < kWriters; ++t) ASSERT_FS_OK(fs_->Unlink(Root(), kRootIno, names[t]));
+    RemoveWriterFiles(files);
   }
 }
 
