@@ -15,6 +15,7 @@
 
 #include "engine/bucket_fs.h"
 #include "engine/data_objects.h"
+#include "engine/rocksdb_logger.h"
 #include "engine/table_warmup.h"
 
 namespace pail::engine {
@@ -100,8 +101,7 @@ class EngineImpl : public Engine {
     // empty database and delete the old files (BucketFileSystem refuses first).
     db_options.create_if_missing = fs_->fresh();
     db_options.create_missing_column_families = true;
-    db_options.db_log_dir = options_.cache_dir + "/log";
-    db_options.keep_log_file_num = 3;
+    db_options.info_log = NewRocksDbLogger();  // never a file: see rocksdb_logger.h
     db_options.max_manifest_file_size = 4 << 20;  // each manifest sync uploads it whole
     db_options.recycle_log_file_num = 0;
     db_options.max_open_files = -1;
