@@ -29,10 +29,19 @@ WholeFileWriter::~WholeFileWriter() {
 IOStatus WholeFileWriter::Append(const rocksdb::Slice& data, const rocksdb::IOOptions&,
                                  rocksdb::IODebugContext*) {
   size_t done = 0;
+  bool cache_gave_way = false;
   while (done < data.size()) {
     ssize_t n = ::pwrite(fd_, data.data() + done, data.size() - done, size_ + done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return PosixError("write " + path_, errno);
+    const int err = n < 0 ? errno : 0;
+    if (err == EINTR) continue;
+    if ((err == ENOSPC || err == EDQUOT) && !cache_gave_way) {
+      // The disk cache shares this disk and gives way to the tables: it
+      // evicts, then the write is tried once more.
+      fs_->cache().NoteLocalFailure("writing " + path_, err);
+      cache_gave_way = true;
+      continue;
+    }
+    if (err != 0) return PosixError("write " + path_, err);
     done += static_cast<size_t>(n);
   }
   size_ += data.size();

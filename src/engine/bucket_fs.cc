@@ -219,7 +219,8 @@ Result<uint64_t> BucketFileSystem::PrefetchFile(const std::string& name,
     size = e.size;
   }
   uint64_t offset = 0;
-  for (; offset < size && !stopping(); offset += kPrefetchPieceBytes) {
+  // A paused cache (its disk is full) keeps nothing: stop warming.
+  for (; offset < size && !stopping() && !cache_->paused(); offset += kPrefetchPieceBytes) {
     Status s = cache_->Prefetch(key, size, offset,
                                 static_cast<size_t>(std::min(kPrefetchPieceBytes, size - offset)));
     // Deleted meanwhile (a compaction replaced it): nothing left to warm.

@@ -1,6 +1,7 @@
 #include "engine/disk_cache.h"
 
 #include <fcntl.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <cassert>
@@ -9,8 +10,11 @@
 #include <filesystem>
 #include <utility>
 
+#include <spdlog/spdlog.h>
+
 #include "crypto/encrypted_store.h"
 #include "util/blocking_hint.h"
+#include "util/clock.h"
 
 namespace pail::engine {
 
@@ -18,12 +22,22 @@ static_assert(kCacheExtentBytes == crypto::kPagePlainBytes,
               "a cache extent is one encryption page: a miss then fetches whole pages");
 
 DiskCache::DiskCache(std::shared_ptr<ObjectStore> store, std::string dir, uint64_t budget_bytes,
-                     size_t max_open_files)
+                     size_t max_open_files, std::chrono::milliseconds local_failure_pause)
     : store_(std::move(store)), dir_(std::move(dir)), budget_(budget_bytes),
-      max_open_files_(max_open_files) {
+      max_open_files_(max_open_files), local_failure_pause_(local_failure_pause) {
   std::error_code ec;
   std::filesystem::remove_all(dir_, ec);
   std::filesystem::create_directories(dir_, ec);
+  struct statvfs disk;
+  if (::statvfs(dir_.c_str(), &disk) == 0) {
+    const auto room = static_cast<uint64_t>(static_cast<double>(disk.f_bavail) *
+                                            static_cast<double>(disk.f_frsize) * kMaxShareOfFreeDisk);
+    if (room < budget_) {
+      spdlog::warn("disk cache: {} has {} MiB free; the cache keeps at most {} MiB instead of {}",
+                   dir_, disk.f_bavail * disk.f_frsize >> 20, room >> 20, budget_ >> 20);
+      budget_ = room;
+    }
+  }
 }
 
 DiskCache::~DiskCache() {
@@ -68,29 +82,37 @@ void DiskCache::AddComplete(const std::string& key, uint64_t size) {
     entries_[key] = entry;
     lru_.push_front(entry);
     e.lru = lru_.begin();
-    if (!OpenFile(e, 0).ok()) {
+    if (OpenFile(e, 0) != 0) {
       Detach(e, /*unlink=*/false);  // not cached; reads will fetch
       return;
     }
     e.present_bytes = size;
     total_ += size;
   }
-  EvictOverBudget();
+  EvictDownTo(budget_);
   CloseIdleFiles();
 }
 
-Status DiskCache::OpenFile(Entry& e, int flags) {
-  if (e.fd >= 0) return Status::OK();
-  std::string path = PathFor(e.key);
-  e.fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC | flags, 0600);
-  if (e.fd < 0) return Status::IOError("cache file " + path + ": " + std::strerror(errno));
+int DiskCache::OpenFile(Entry& e, int flags) {
+  if (e.fd >= 0) return 0;
+  e.fd = ::open(PathFor(e.key).c_str(), O_RDWR | O_CLOEXEC | flags, 0600);
+  if (e.fd < 0) return errno;
   ++open_fds_;
   open_lru_.push_front(*e.lru);  // e is in lru_ already
   e.open_lru = open_lru_.begin();
-  return Status::OK();
+  return 0;
 }
 
 Result<DiskCache::Pin> DiskCache::Acquire(const std::string& key, uint64_t size) {
+  int create_errno = 0;
+  Result<Pin> pin = AcquireLocked(key, size, &create_errno);
+  // Outside mu_, which NoteLocalFailure takes.
+  if (create_errno != 0) NoteLocalFailure("creating the cache file of " + key, create_errno);
+  return pin;
+}
+
+Result<DiskCache::Pin> DiskCache::AcquireLocked(const std::string& key, uint64_t size,
+                                                int* create_errno) {
   MutexLock lock(&mu_);
   std::shared_ptr<Entry> entry;
   auto it = entries_.find(key);
@@ -98,7 +120,7 @@ Result<DiskCache::Pin> DiskCache::Acquire(const std::string& key, uint64_t size)
     entry = it->second;
     Entry& e = *entry;
     MutexLock el(&e.mu);
-    if (!OpenFile(e, 0).ok()) {
+    if (OpenFile(e, 0) != 0) {
       // Its file is gone or no descriptor is left: start over with a new file.
       Detach(e, /*unlink=*/false);
       entry = nullptr;
@@ -111,10 +133,10 @@ Result<DiskCache::Pin> DiskCache::Acquire(const std::string& key, uint64_t size)
     entries_[key] = entry;
     lru_.push_front(entry);
     e.lru = lru_.begin();
-    Status s = OpenFile(e, O_CREAT | O_TRUNC);
-    if (!s.ok()) {
+    if (int err = OpenFile(e, O_CREAT | O_TRUNC); err != 0) {
+      *create_errno = err;
       Detach(e, /*unlink=*/false);
-      return s;
+      return Status::IOError("cache file " + PathFor(key) + ": " + std::strerror(err));
     }
   }
   Entry& e = *entry;
@@ -146,7 +168,7 @@ void DiskCache::Unpin(Entry& e, uint64_t added) {
       --open_fds_;
     }
   }
-  EvictOverBudget();
+  EvictDownTo(budget_);
   CloseIdleFiles();
 }
 
@@ -169,11 +191,11 @@ void DiskCache::Detach(Entry& e, bool unlink) {
   if (unlink) ::unlink(PathFor(e.key).c_str());
 }
 
-void DiskCache::EvictOverBudget() {
+void DiskCache::EvictDownTo(uint64_t limit) {
   // Walk from the least recently used end; `next` stays valid when the
   // entry before it is detached.
   auto next = lru_.end();
-  while (total_ > budget_ && next != lru_.begin()) {
+  while (total_ > limit && next != lru_.begin()) {
     std::shared_ptr<Entry> victim = *std::prev(next);
     MutexLock el(&victim->mu);
     if (victim->pins > 0) {
@@ -212,7 +234,11 @@ Status DiskCache::Fetch(const Pin& pin, uint64_t first, uint64_t last) {
   while (done < data.size()) {
     ssize_t n = ::pwrite(pin.fd(), data.data() + done, data.size() - done, offset + done);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return Status::IOError("cache write " + PathFor(e.key) + ": " + std::strerror(errno));
+    if (n <= 0) {
+      const int err = n < 0 ? errno : ENOSPC;
+      NoteLocalFailure("writing " + PathFor(e.key), err);
+      return Status::IOError("cache write " + PathFor(e.key) + ": " + std::strerror(err));
+    }
     done += static_cast<size_t>(n);
   }
   return Status::OK();
@@ -280,6 +306,31 @@ Status DiskCache::Ensure(Pin& pin, uint64_t first, uint64_t last, uint64_t windo
 Result<size_t> DiskCache::Read(const std::string& key, uint64_t size, uint64_t offset, size_t n,
                                char* out, uint64_t fetch_window) {
   if (offset >= size || n == 0) return size_t{0};
+  if (paused()) {
+    PAIL_ASSIGN_OR_RETURN(std::optional<size_t> cached, ReadCached(key, size, offset, n, out));
+    if (cached) return *cached;
+    return ReadFromBucket(key, size, offset, n, out);
+  }
+  Result<size_t> r = ReadThrough(key, size, offset, n, out, fetch_window);
+  // Paused by this read or another: the disk failed to keep the bytes, so
+  // they come from the bucket (a store error then recurs and is returned).
+  if (!r.ok() && paused()) return ReadFromBucket(key, size, offset, n, out);
+  return r;
+}
+
+Result<size_t> DiskCache::ReadFromBucket(const std::string& key, uint64_t size, uint64_t offset,
+                                         size_t n, char* out) {
+  n = static_cast<size_t>(std::min<uint64_t>(n, size - offset));
+  BlockingHint::AboutToBlock();
+  PAIL_ASSIGN_OR_RETURN(std::string data, store_->GetRange(key, offset, n));
+  misses_.fetch_add(1, std::memory_order_relaxed);
+  if (data.size() != n) return Status::Corruption("object " + key + " is shorter than its listed size");
+  std::memcpy(out, data.data(), n);
+  return n;
+}
+
+Result<size_t> DiskCache::ReadThrough(const std::string& key, uint64_t size, uint64_t offset,
+                                      size_t n, char* out, uint64_t fetch_window) {
   PAIL_ASSIGN_OR_RETURN(Pin pin, Acquire(key, size));
   // The entry keeps the size it was first read with; bounds follow it.
   const uint64_t object_size = pin.entry().size;
@@ -336,7 +387,7 @@ Result<size_t> DiskCache::ReadPinned(const Pin& pin, const std::string& key, uin
 }
 
 Status DiskCache::Prefetch(const std::string& key, uint64_t size, uint64_t offset, size_t n) {
-  if (offset >= size || n == 0) return Status::OK();
+  if (offset >= size || n == 0 || paused()) return Status::OK();
   PAIL_ASSIGN_OR_RETURN(Pin pin, Acquire(key, size));
   const uint64_t object_size = pin.entry().size;
   if (offset >= object_size) return Status::OK();
@@ -359,6 +410,28 @@ void DiskCache::Remove(const std::string& key) {
   }
   // Under mu_, so it cannot delete the file of a new entry for the key.
   ::unlink(PathFor(key).c_str());
+}
+
+void DiskCache::NoteLocalFailure(const std::string& what, int err) {
+  local_failures_.fetch_add(1, std::memory_order_relaxed);
+  const int64_t now = SteadyNowNs();
+  const int64_t was_until = paused_until_ns_.exchange(
+      now + std::chrono::duration_cast<std::chrono::nanoseconds>(local_failure_pause_).count());
+  uint64_t held;
+  {
+    MutexLock lock(&mu_);
+    EvictDownTo(total_ - total_ / 4);
+    held = total_;
+  }
+  if (was_until <= now) {
+    spdlog::warn("disk cache: {}: {}; nothing new is cached for {} ms, reads meanwhile go to the "
+                 "bucket; {} MiB left cached",
+                 what, std::strerror(err), local_failure_pause_.count(), held >> 20);
+  }
+}
+
+bool DiskCache::paused() const {
+  return paused_until_ns_.load(std::memory_order_relaxed) > SteadyNowNs();
 }
 
 uint64_t DiskCache::cached_bytes() const {

@@ -55,9 +55,23 @@
 // byte budget over kCacheExtentBytes plus those in use. At most
 // `max_open_files` descriptors stay open: beyond that the least recently
 // used unpinned entries close theirs and reopen the file when read again.
+//
+// A full disk. The cache holds copies only, so a local disk that refuses a
+// write (full, over a quota, failing) must never fail a read. Whoever fails
+// to write into the cache's disk calls NoteLocalFailure: this cache when it
+// fetches or creates a file, the engine for its tables and upload copies.
+// The cache then evicts a quarter of what it holds, giving the disk back,
+// and pauses (kLocalFailurePause by default): a read that misses meanwhile gets its
+// bytes from the bucket without keeping them, a prefetch does nothing, and
+// uploads are not copied. After the pause it caches again (the disk may
+// have room by then), and a read whose fetch met the failure is answered
+// from the bucket as well. The budget is also capped at start to
+// kMaxShareOfFreeDisk of the room the disk has then (the cache starts
+// empty), so a budget larger than the disk does not fill it.
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <list>
 #include <memory>
@@ -76,11 +90,14 @@ namespace pail::engine {
 // straddles two extents, so none is fetched twice.
 constexpr uint64_t kCacheExtentBytes = 64 * 1024;
 constexpr size_t kCacheMaxOpenFiles = 1024;
+constexpr std::chrono::seconds kLocalFailurePause{10};
+constexpr double kMaxShareOfFreeDisk = 0.75;
 
 class DiskCache {
  public:
   DiskCache(std::shared_ptr<ObjectStore> store, std::string dir, uint64_t budget_bytes,
-            size_t max_open_files = kCacheMaxOpenFiles);
+            size_t max_open_files = kCacheMaxOpenFiles,
+            std::chrono::milliseconds local_failure_pause = kLocalFailurePause);
   ~DiskCache();
 
   // Local path where the object `key` is (or will be) cached.
@@ -110,6 +127,14 @@ class DiskCache {
   // Drops the object and its local file. Callers reading it finish first.
   void Remove(const std::string& key);
 
+  // A write into the cache's directory failed with `err` (see "A full disk"
+  // above); `what` names it for the log.
+  void NoteLocalFailure(const std::string& what, int err) EXCLUDES(mu_);
+  // Whether caching is paused after a local failure.
+  bool paused() const;
+  // The budget in force: the configured one, capped by the disk's room at start.
+  uint64_t budget() const { return budget_; }
+
   uint64_t cached_bytes() const;
   size_t open_files() const;
   // Reads that sent no request (served from local disk, possibly after
@@ -118,6 +143,8 @@ class DiskCache {
   uint64_t misses() const { return misses_.load(std::memory_order_relaxed); }
   // Ranged GETs sent by Prefetch.
   uint64_t prefetch_requests() const { return prefetch_requests_.load(std::memory_order_relaxed); }
+  // NoteLocalFailure calls.
+  uint64_t local_failures() const { return local_failures_.load(std::memory_order_relaxed); }
 
  private:
   enum ExtentState : uint8_t { kAbsent, kFetching, kPresent };
@@ -163,13 +190,17 @@ class DiskCache {
   };
 
   Result<Pin> Acquire(const std::string& key, uint64_t size) EXCLUDES(mu_);
+  // Acquire under mu_; sets *create_errno when the entry's file could not be made.
+  Result<Pin> AcquireLocked(const std::string& key, uint64_t size, int* create_errno) EXCLUDES(mu_);
   void Unpin(Entry& e, uint64_t added) EXCLUDES(mu_);
-  // Opens the file of e (already in lru_) unless open.
-  Status OpenFile(Entry& e, int flags) REQUIRES(mu_, e.mu);
+  // Opens the file of e (already in lru_) unless open. Returns 0 or errno.
+  int OpenFile(Entry& e, int flags) REQUIRES(mu_, e.mu);
   // Takes e out of the map, the lists and the totals; closes its file unless
   // pinned and, with `unlink`, deletes it.
   void Detach(Entry& e, bool unlink) REQUIRES(mu_, e.mu);
-  void EvictOverBudget() REQUIRES(mu_);
+  // Evicts unpinned entries, least recently used first, until the cache
+  // holds at most `limit` bytes or only pinned ones are left.
+  void EvictDownTo(uint64_t limit) REQUIRES(mu_);
   void CloseIdleFiles() REQUIRES(mu_);
 
   // Makes [first, last] present: claims the absent runs and fetches them;
@@ -183,6 +214,12 @@ class DiskCache {
   // extents there are present.
   Result<size_t> ReadPinned(const Pin& pin, const std::string& key, uint64_t offset, size_t n,
                             char* out);
+  // Read() through the cache, fetching and keeping what it lacks.
+  Result<size_t> ReadThrough(const std::string& key, uint64_t size, uint64_t offset, size_t n,
+                             char* out, uint64_t fetch_window);
+  // One ranged GET into `out`, keeping nothing: reads while paused.
+  Result<size_t> ReadFromBucket(const std::string& key, uint64_t size, uint64_t offset, size_t n,
+                                char* out);
   // One ranged GET of extents [first, last], written to the pinned file.
   Status Fetch(const Pin& pin, uint64_t first, uint64_t last);
   static uint64_t ExtentLength(const Entry& e, uint64_t extent);
@@ -191,6 +228,7 @@ class DiskCache {
   std::string dir_;
   uint64_t budget_;
   size_t max_open_files_;
+  const std::chrono::milliseconds local_failure_pause_;
   mutable Mutex mu_;  // taken before an Entry's mu
   std::unordered_map<std::string, std::shared_ptr<Entry>> entries_ GUARDED_BY(mu_);
   EntryList lru_ GUARDED_BY(mu_);       // every entry in the map; front = most recent
@@ -200,6 +238,8 @@ class DiskCache {
   std::atomic<uint64_t> hits_{0};
   std::atomic<uint64_t> misses_{0};
   std::atomic<uint64_t> prefetch_requests_{0};
+  std::atomic<uint64_t> local_failures_{0};
+  std::atomic<int64_t> paused_until_ns_{0};  // SteadyNowNs() until which caching is paused
 };
 
 }  // namespace pail::engine

@@ -214,7 +214,7 @@ class EngineImpl : public Engine {
     if (!warm.empty() && options_.background_work) {
       // Planned here, so the thread never touches the database and Close
       // can shut it down while a piece is still on its way.
-      std::vector<std::string> files = PlanWarmup(*db_, warm, options_.disk_cache_bytes / 4);
+      std::vector<std::string> files = PlanWarmup(*db_, warm, fs_->cache().budget() / 4);
       warming_ = true;
       warmer_ = std::thread([this, files = std::move(files)] {
         warmed_bytes_ = WarmTables(*fs_, files, [this] {
@@ -250,8 +250,10 @@ class EngineImpl : public Engine {
     if (!fs_ || !db_) return st;
     st.pending_wal_bytes = fs_->PendingWalBytes();
     st.disk_cache_bytes = fs_->cache().cached_bytes();
+    st.disk_cache_capacity = fs_->cache().budget();
     st.disk_cache_hits = fs_->cache().hits();
     st.disk_cache_misses = fs_->cache().misses();
+    st.disk_cache_local_failures = fs_->cache().local_failures();
     st.garbage_objects = fs_->GarbageCount();
     st.warmed_bytes = warmed_bytes_.load();
     st.warming = warming_.load();

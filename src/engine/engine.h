@@ -108,8 +108,10 @@ struct EngineStats {
   uint64_t segment_memory_capacity = 0;
   uint64_t segment_memory_hits = 0;   // segment reads they served
   uint64_t disk_cache_bytes = 0;
+  uint64_t disk_cache_capacity = 0;  // disk_size_gb, capped by the disk's room at start
   uint64_t disk_cache_hits = 0;    // reads served without a request
   uint64_t disk_cache_misses = 0;  // reads that fetched from the bucket
+  uint64_t disk_cache_local_failures = 0;  // writes the cache's disk refused (DiskCache::NoteLocalFailure)
   uint64_t garbage_objects = 0;    // obsolete objects awaiting deletion
   uint64_t warmed_bytes = 0;       // table bytes the warm-up after open fetched
   bool warming = false;            // that warm-up still runs

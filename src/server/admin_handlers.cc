@@ -84,6 +84,10 @@ std::string ServerView::MetricsText() const {
              "Reads a cache could not serve (disk: fetched from the bucket).");
   out.Sample("pailfs_cache_misses_total", {{"cache", "disk"}}, st.disk_cache_misses);
   out.Sample("pailfs_cache_misses_total", {{"cache", "block"}}, st.block_cache_misses);
+  out.Family("pailfs_cache_local_write_failures_total", "counter",
+             "Writes the local cache directory's disk refused (full, over a quota, failing); "
+             "each evicts a quarter of the disk cache and pauses caching (docs/engine.md).");
+  out.Sample("pailfs_cache_local_write_failures_total", {}, st.disk_cache_local_failures);
   out.Family("pailfs_cache_bytes", "gauge", "Bytes held by each cache.");
   out.Sample("pailfs_cache_bytes", {{"cache", "disk"}}, st.disk_cache_bytes);
   // RocksDB's blocks and, charged to the same cache, its memtables.
@@ -93,8 +97,9 @@ std::string ServerView::MetricsText() const {
   // Decoded inode records and directory entries, above the engine.
   out.Sample("pailfs_cache_bytes", {{"cache", "inodes"}}, fc.inode_cache_bytes);
   out.Sample("pailfs_cache_bytes", {{"cache", "dentries"}}, fc.dentry_cache_bytes);
-  out.Family("pailfs_cache_capacity_bytes", "gauge", "Configured size of each cache.");
-  out.Sample("pailfs_cache_capacity_bytes", {{"cache", "disk"}}, config_.cache.disk_size_gb * kGiB);
+  out.Family("pailfs_cache_capacity_bytes", "gauge",
+             "Size of each cache: as configured (disk: capped by the room its disk had at start).");
+  out.Sample("pailfs_cache_capacity_bytes", {{"cache", "disk"}}, st.disk_cache_capacity);
   // memory_size_gb is split between these five (process.cc, the engine).
   out.Sample("pailfs_cache_capacity_bytes", {{"cache", "block"}}, st.block_cache_capacity);
   out.Sample("pailfs_cache_capacity_bytes", {{"cache", "segments"}}, st.segment_memory_capacity);
@@ -235,7 +240,7 @@ AdminReply ServerView::Status(bool json) const {
   out += synced ? fmt::format("synced:   {:.1f} s ago\n", sync_age)
                 : std::string("synced:   not since start (nothing was dirty)\n");
   out += fmt::format("cache:    disk {} of {}, memory {} of {}\n", Bytes(st.disk_cache_bytes),
-                     Bytes(config_.cache.disk_size_gb * kGiB),
+                     Bytes(st.disk_cache_capacity),
                      Bytes(st.block_cache_bytes + st.segment_memory_bytes),
                      Bytes(config_.cache.memory_size_gb * kGiB));
   out += fmt::format("requests: {} this run ({} up, {} down), {} since the bucket was created\n",

@@ -680,5 +680,73 @@ TEST(DiskCache, CompleteFilesAreServedLocally) {
   EXPECT_FALSE(std::filesystem::exists(cache.PathFor("sst/1")));
 }
 
+// The cache holds copies only: a disk that fills (here a tmpfs, by another
+// file) must not fail reads. Nor does a budget larger than the disk.
+TEST(DiskCache, FullDiskServesReadsFromTheBucketAndGivesWay) {
+  pail::testing::TempDir dir;
+  pail::testing::SmallDisk disk(dir, 2 << 20);
+  if (!disk.error().empty()) GTEST_SKIP() << disk.error();
+  Stores stores;
+  const size_t kSize = 8 * kCacheExtentBytes;
+  for (int i = 0; i < 6; ++i) ASSERT_TRUE(stores.memory->Put("o" + std::to_string(i), Pattern(kSize, i)).ok());
+  DiskCache cache(stores.counting, disk.Sub("cache"), 1 << 30, kCacheMaxOpenFiles,
+                  std::chrono::milliseconds(300));
+  // Capped at three quarters of the 2 MiB free at start.
+  EXPECT_LE(cache.budget(), (2u << 20) * 3 / 4);
+  EXPECT_GE(cache.budget(), (2u << 20) / 2);
+  std::string got(kSize, '\0');
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_TRUE(cache.Read("o" + std::to_string(i), kSize, 0, kSize, got.data()).ok());
+  }
+  const uint64_t held = cache.cached_bytes();
+  EXPECT_EQ(held, 2 * kSize);
+
+  // Another file takes the disk: fetches into the cache now fail locally.
+  disk.FillLeaving(0);
+  for (int i = 0; i < 6; ++i) {
+    const std::string key = "o" + std::to_string(i);
+    auto r = cache.Read(key, kSize, 100, kSize - 200, got.data());
+    ASSERT_TRUE(r.ok()) << key << ": " << r.status().ToString();
+    ASSERT_EQ(std::string(got.data(), *r), Pattern(kSize, i).substr(100, kSize - 200)) << key;
+  }
+  EXPECT_EQ(cache.local_failures(), 1u);  // the first miss; the rest went straight to the bucket
+  EXPECT_TRUE(cache.paused());
+  // It gave a quarter back.
+  EXPECT_LE(cache.cached_bytes(), held - held / 4);
+  // Paused: a miss keeps nothing, a prefetch fetches nothing.
+  const uint64_t gets = stores.gets();
+  ASSERT_TRUE(cache.Prefetch("o5", kSize, 0, kSize).ok());
+  EXPECT_EQ(stores.gets(), gets);
+
+  // Room again, and the pause over: the cache keeps what it fetches.
+  disk.Empty();
+  std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  EXPECT_FALSE(cache.paused());
+  ASSERT_TRUE(cache.Read("o5", kSize, 0, kSize, got.data()).ok());
+  EXPECT_EQ(got, Pattern(kSize, 5));
+  const uint64_t hits = cache.hits();
+  ASSERT_TRUE(cache.Read("o5", kSize, 0, kSize, got.data()).ok());
+  EXPECT_EQ(cache.hits(), hits + 1);
+  EXPECT_EQ(cache.local_failures(), 1u);
+}
+
+// A cache file that cannot even be created (the disk's inodes, or the
+// process's descriptors, are used up) is a local failure too.
+TEST(DiskCache, CacheFileThatCannotBeCreatedIsALocalFailure) {
+  pail::testing::TempDir dir;
+  Stores stores;
+  const size_t kSize = 2 * kCacheExtentBytes;
+  ASSERT_TRUE(stores.memory->Put("o", Pattern(kSize, 1)).ok());
+  DiskCache cache(stores.counting, dir.Sub("cache"), 64 * kCacheExtentBytes);
+  // The directory is gone (as if removed by hand): creating a file fails.
+  std::filesystem::remove_all(dir.Sub("cache"));
+  std::string got(kSize, '\0');
+  auto r = cache.Read("o", kSize, 0, kSize, got.data());
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(got, Pattern(kSize, 1));
+  EXPECT_EQ(cache.local_failures(), 1u);
+  EXPECT_EQ(cache.cached_bytes(), 0u);
+}
+
 }  // namespace
 }  // namespace pail::engine

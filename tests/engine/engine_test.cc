@@ -487,5 +487,42 @@ TEST(Engine, WarmColumnFamilyIsReadIntoTheCacheAfterOpen) {
   }
 }
 
+// The disk cache shares its disk with the tables RocksDB writes before they
+// are uploaded. When the disk is full (here the cache's copies of tables
+// and another file fill a small tmpfs), a table write makes the cache give
+// way instead of failing the flush, and what the cache gave up is read
+// from the bucket again.
+TEST(Engine, FullDiskMakesTheCacheGiveWayToTables) {
+  pail::testing::TempDir dir;
+  pail::testing::SmallDisk disk(dir, 8 << 20);
+  if (!disk.error().empty()) GTEST_SKIP() << disk.error();
+  auto engine = Engine::Open(
+      pail::testing::TestEngineOptions(std::make_shared<MemoryStore>(), disk.Sub("cache")));
+  ASSERT_TRUE(engine.ok()) << engine.status().ToString();
+  Engine& e = **engine;
+  // Incompressible values, so the tables are as big as what they hold.
+  auto value = [](int i) {
+    std::string v(1000, '\0');
+    std::mt19937 random(i);
+    for (char& c : v) c = static_cast<char>(random());
+    return v;
+  };
+  auto write_and_flush = [&](int first, int count) {
+    rocksdb::WriteBatch batch;
+    for (int i = first; i < first + count; ++i) batch.Put(e.column_family("meta"), "k" + std::to_string(i), value(i));
+    ASSERT_TRUE(e.Write(&batch).ok());
+    rocksdb::Status s = e.db()->Flush(rocksdb::FlushOptions(), e.column_family("meta"));
+    ASSERT_TRUE(s.ok()) << s.ToString();
+  };
+  // Three tables of about 1 MiB, uploaded and kept by the cache.
+  for (int t = 0; t < 3; ++t) write_and_flush(t * 1000, 1000);
+  EXPECT_GT(e.stats().disk_cache_bytes, 2u << 20);
+  disk.FillLeaving(0);
+  write_and_flush(3000, 1000);
+  EXPECT_GE(e.stats().disk_cache_local_failures, 1u);
+  for (int i = 0; i < 4000; i += 97) ASSERT_EQ(Get(e, "meta", "k" + std::to_string(i)), value(i)) << i;
+  ASSERT_TRUE(e.Close().ok());
+}
+
 }  // namespace
 }  // namespace pail::engine

@@ -4,8 +4,9 @@
 # /healthz, /status), counters that move as they should (a PUT per flush,
 # cache hits on a re-read, per-protocol operations, NFS and NBD
 # connections), `pailfs flush`, `pailfs cost` against the store's own
-# request count, before and after a restart, and an idle server scraped
-# every second making no request.
+# request count, before and after a restart, an idle server scraped
+# every second making no request, and (as root) a cache directory whose
+# disk fills: reads still right, the refusals counted.
 #   ops_test.sh PAILFS file|s3 [IDLE_SECONDS]
 # s3: the loopback Ceph RGW of scripts/test.sh; skips (77) when it is not
 # running, unless PAIL_REQUIRE_OBJSTORES=1.
@@ -21,6 +22,7 @@ cleanup() {
     kill -TERM "$SERVER_PID"; wait "$SERVER_PID" 2>/dev/null
   fi
   if [ "$failed" -ne 0 ]; then echo "---- server log ----"; tail -n 30 "$WORK/server.log"; fi
+  if grep -q " $WORK/small-disk " /proc/self/mounts; then umount -l "$WORK/small-disk"; fi
   rm -rf "$WORK"
 }
 trap cleanup EXIT
@@ -62,7 +64,7 @@ start_server() {  # a fresh, empty cache directory on every start
 url = "$URL"
 encryption_password = "ops-test"
 [cache]
-dir = "$WORK/cache-$GEN"
+dir = "${CACHE_PARENT:-$WORK}/cache-$GEN"
 disk_size_gb = 1.0
 memory_size_gb = 0.1
 [filesystem]
@@ -248,6 +250,30 @@ stop_server
 check "second SIGTERM exits 0" test $? -eq 0
 "$PAILFS" flush -c "$CONFIG" >/dev/null 2>&1
 check "flush without a server exits 3" test $? -eq 3
+
+# The cache directory on a small disk that something else fills: reads are
+# answered from the bucket (they failed with EIO before), the server keeps
+# serving, and the metric counts what the disk refused.
+mkdir -p "$WORK/small-disk"
+if [ "$(id -u)" -eq 0 ] && mount -t tmpfs -o size=16m tmpfs "$WORK/small-disk"; then
+  CACHE_PARENT="$WORK/small-disk" start_server
+  dd if=/dev/zero of="$WORK/small-disk/filler" bs=1M 2>/dev/null
+  for n in 1 2 3; do
+    nfs-cat "$(nfs_url file$n.bin)" > "$WORK/full-read$n" 2>/dev/null
+    check "file$n.bin read right with the cache's disk full" cmp -s "$WORK/full-read$n" "$WORK/data.bin"
+  done
+  scrape > "$WORK/m8"
+  refused=$(metric "$WORK/m8" pailfs_cache_local_write_failures_total)
+  echo "full cache disk: $refused local write failures"
+  check "the refused cache writes are counted" test "$refused" -ge 1
+  check "the disk cache's capacity was capped to the small disk" \
+    test "$(metric "$WORK/m8" pailfs_cache_capacity_bytes 'cache="disk"')" -le $((16 << 20))
+  stop_server
+  check "SIGTERM with a full cache disk exits 0" test $? -eq 0
+  umount -l "$WORK/small-disk"
+else
+  echo "note: not root or no tmpfs: the full cache disk case is skipped"
+fi
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
