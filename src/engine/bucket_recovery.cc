@@ -1,11 +1,6 @@
 // BucketFileSystem::Open's work: claim an epoch, seal the older epochs'
 // WALs, pin the newest CURRENT and rebuild the file namespace from it.
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
 #include <ctime>
 #include <filesystem>
 
@@ -137,11 +132,7 @@ Status BucketFileSystem::SealOlderEpochs(
       }
       if (!*replay) continue;
       std::string path = cache_dir_ + "/pinned/" + PadNumber(epoch) + "-" + LogFileName(part.log_number);
-      int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-      if (fd < 0) return Status::IOError("cannot write " + path + ": " + std::strerror(errno));
-      ssize_t n = ::write(fd, part.bytes.data(), part.bytes.size());
-      ::close(fd);
-      if (n != static_cast<ssize_t>(part.bytes.size())) return Status::IOError("short write " + path);
+      PAIL_RETURN_IF_ERROR(WriteLocalFile(path, part.bytes, /*append=*/true));
     }
     if (!last_data_key.empty()) {
       MutexLock lock(&mu_);

@@ -1,15 +1,11 @@
 #include "engine/data_objects.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "engine/local_file.h"
 #include "util/buffer_pool.h"
 #include "util/failpoint.h"
 
@@ -35,26 +31,6 @@ bool IsLowerHex(std::string_view s) {
   return true;
 }
 
-// Writes the local copy the disk cache then owns. Returns 0 or errno; a
-// failure only costs a later read its request.
-int WriteLocalCopy(const std::string& path, std::string_view body) {
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  if (fd < 0) return errno;
-  int err = 0;
-  size_t done = 0;
-  while (done < body.size()) {
-    ssize_t n = ::pwrite(fd, body.data() + done, body.size() - done, static_cast<off_t>(done));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      err = n < 0 ? errno : ENOSPC;
-      break;
-    }
-    done += static_cast<size_t>(n);
-  }
-  ::close(fd);
-  if (err != 0) ::unlink(path.c_str());
-  return err;
-}
 }  // namespace
 
 DataObjects::DataObjects(std::shared_ptr<ObjectStore> store, DiskCache& cache,
@@ -97,7 +73,8 @@ Status DataObjects::Put(uint64_t id, std::string&& body, bool keep_in_memory) {
   put_bytes_.fetch_add(body.size(), std::memory_order_relaxed);
   if (copy_uploads_ && !cache_.paused()) {
     const std::string path = cache_.PathFor(key);
-    if (int err = WriteLocalCopy(path, body); err != 0) {
+    // A failure only costs a later read its request.
+    if (int err = WriteLocalFileErrno(path, body); err != 0) {
       cache_.NoteLocalFailure("copying an upload to " + path, err);
     } else {
       cache_.AddComplete(key, body.size());
