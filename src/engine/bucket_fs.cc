@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -26,6 +27,17 @@ namespace {
 
 uint64_t NowSeconds() { return static_cast<uint64_t>(std::time(nullptr)); }
 
+// The disk cache keeps at most a quarter of the process's open-file limit
+// open (at most kCacheMaxOpenFiles): connections, tables being written and
+// RocksDB need the rest.
+size_t CacheOpenFileBound() {
+  rlimit limit;
+  if (::getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) {
+    return kCacheMaxOpenFiles;
+  }
+  return std::clamp<size_t>(limit.rlim_cur / 4, 16, kCacheMaxOpenFiles);
+}
+
 }  // namespace
 
 class NoopDirectory : public rocksdb::FSDirectory {
@@ -42,7 +54,7 @@ BucketFileSystem::BucketFileSystem(const BucketFsOptions& options, std::string d
       cache_dir_(options.cache_dir),
       db_path_(std::move(db_path)),
       cache_(std::make_unique<DiskCache>(options.store, options.cache_dir + "/objects",
-                                         options.disk_cache_bytes)) {}
+                                         options.disk_cache_bytes, CacheOpenFileBound())) {}
 
 BucketFileSystem::~BucketFileSystem() {
   if (cache_lock_fd_ >= 0) ::close(cache_lock_fd_);  // releases the flock

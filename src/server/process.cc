@@ -28,6 +28,7 @@
 #include "server/admin_server.h"
 #include "server/bucket.h"
 #include "server/heap.h"
+#include "server/open_file_limit.h"
 #include "server/request_ledger.h"
 #include "util/buffer_pool.h"
 #include "util/mutex.h"
@@ -152,6 +153,7 @@ class ShutdownWatchdog {
 Status RunServer(const Config& config) {
   sigset_t signals = ShutdownSignals();
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  RaiseOpenFileLimit();  // before the engine sizes its disk cache's share
 
   PAIL_ASSIGN_OR_RETURN(Bucket bucket, OpenBucket(config));
   RequestLedger ledger(bucket.counts);

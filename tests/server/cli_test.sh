@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The pailfs command line end to end: init, run until SIGTERM (exit 0 after a
 # final flush), persistence across runs with an empty cache, wrong password,
-# change-password, fsck, bad config.
+# change-password, fsck, bad config, the open-file limit raised.
 set -uo pipefail
 PAILFS=$1
 WORK=$(mktemp -d)
@@ -34,10 +34,15 @@ EOT
 }
 
 write_config first "$WORK/cache1"
-"$PAILFS" run -c "$WORK/cfg.toml" 2>"$WORK/run1.log" &
+# Started with a low soft open-file limit, as from a shell (1024 there).
+hard=$(ulimit -Hn)
+prlimit --nofile=256:"$hard" "$PAILFS" run -c "$WORK/cfg.toml" 2>"$WORK/run1.log" &
 pid=$!
 sleep 2
 check "server is running" kill -0 $pid
+soft_now=$(awk '/^Max open files/ {print $4}' /proc/$pid/limits)
+check "the soft open-file limit is raised to the hard one ($soft_now, hard $hard)" \
+  test "$soft_now" = "$hard" -o "$hard" = unlimited
 kill -TERM $pid
 wait $pid
 check "SIGTERM exits 0" test $? -eq 0
