@@ -94,6 +94,7 @@ IOStatus BucketFileSystem::ToIOStatus(const Status& s) {
   switch (s.code()) {
     case Status::Code::kNotFound: io = IOStatus::NotFound(s.ToString()); break;
     case Status::Code::kCorruption: io = IOStatus::Corruption(s.ToString()); break;
+    case Status::Code::kNoSpace: io = IOStatus::NoSpace(s.ToString()); break;
     default: io = IOStatus::IOError(s.ToString()); break;
   }
   // RocksDB resumes by itself after retryable errors once the store heals.

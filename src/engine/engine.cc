@@ -25,6 +25,7 @@ Status FromRocks(const rocksdb::Status& s) {
   if (s.IsNotFound()) return Status::NotFound(s.ToString());
   if (s.IsCorruption()) return Status::Corruption(s.ToString());
   if (s.IsInvalidArgument()) return Status::InvalidArgument(s.ToString());
+  if (s.IsNoSpace()) return Status::NoSpace(s.ToString());
   return Status::IOError(s.ToString());
 }
 

@@ -16,12 +16,12 @@ constexpr size_t kMaxQueuedReclaims = 1 << 16;
 FsError EngineError(const Status& s) {
   if (s.IsFenced()) return FsError{EROFS};
   spdlog::error("fs: engine failure: {}", s.ToString());
-  return FsError{EIO};
+  return FsError{s.IsNoSpace() ? ENOSPC : EIO};
 }
 
 FsError EngineError(const rocksdb::Status& s) {
   spdlog::error("fs: rocksdb failure: {}", s.ToString());
-  return FsError{EIO};
+  return FsError{s.IsNoSpace() ? ENOSPC : EIO};
 }
 
 std::vector<engine::ColumnFamilySpec> FileSystem::ColumnFamilies() {

@@ -596,6 +596,9 @@ class FileSystemImpl final : public FileSystem {
   uint64_t flush_failures_ GUARDED_BY(dirty_mu_) = 0;
   // Segment uploads that failed (after the store's own retries).
   uint64_t upload_failures_ GUARDED_BY(dirty_mu_) = 0;
+  // The errno of the latest failed background flush or upload, which the
+  // writers and fsyncs that gave up on it return (ENOSPC: the bucket's disk).
+  int background_error_ GUARDED_BY(dirty_mu_) = EIO;
   CondVar memory_cv_{&dirty_mu_};  // writers waiting for memory
 
   Mutex handles_mu_;

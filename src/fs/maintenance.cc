@@ -37,6 +37,7 @@ void FileSystemImpl::MaintenanceLoop() {
       if (!flushed.ok()) {
         spdlog::warn("fs: background flush failed (errno {})", flushed.error());
         flush_failures_++;
+        background_error_ = flushed.error();
       }
       memory_cv_.SignalAll();
       next_flush = Clock::now() + options_.write_back_interval;

@@ -377,7 +377,10 @@ std::shared_ptr<UploadPass> FileSystemImpl::StartUploads(bool all) {
       AddPending(id, s.ok() ? -unused : -static_cast<int64_t>(members.size()));
       {
         MutexLock g(&dirty_mu_);
-        if (!s.ok()) upload_failures_++;
+        if (!s.ok()) {
+          upload_failures_++;
+          background_error_ = s.error();
+        }
         memory_cv_.SignalAll();
       }
       MutexLock g(&pass->mu);

@@ -153,7 +153,7 @@ FsStatus FileSystemImpl::ReserveMemory(int64_t bytes) {
       reserved_memory_ += bytes;
       return {};
     }
-    if (flush_failures_ != failures_seen) return FsError{EIO};
+    if (flush_failures_ != failures_seen) return FsError{background_error_};
     if (engine_.fenced()) return FsError{EROFS};
     {
       MutexLock m(&maint_mu_);
@@ -644,7 +644,9 @@ FsStatus FileSystemImpl::SettleUploads(Ino ino, bool upload_first) {
     }
     if (!in_flight) return {};
     MutexLock g(&dirty_mu_);
-    if (upload_failures_ != failures_seen) return FsError{engine_.fenced() ? EROFS : EIO};
+    if (upload_failures_ != failures_seen) {
+      return FsError{engine_.fenced() ? EROFS : background_error_};
+    }
     memory_cv_.WaitFor(std::chrono::milliseconds(20));
   }
 }

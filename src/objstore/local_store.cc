@@ -34,6 +34,7 @@ Status ErrnoStatus(const std::string& what, int err) {
   std::string msg = what + ": " + std::strerror(err);
   if (err == ENOENT || err == ENOTDIR) return Status::NotFound(msg);
   if (err == EACCES || err == EPERM) return Status::PermissionDenied(msg);
+  if (err == ENOSPC || err == EDQUOT) return Status::NoSpace(msg);
   return Status::IOError(msg);
 }
 

@@ -14,6 +14,7 @@ const char* Status::CodeName(Code code) {
     case Code::kInvalidArgument: return "InvalidArgument";
     case Code::kPermissionDenied: return "PermissionDenied";
     case Code::kIOError: return "IOError";
+    case Code::kNoSpace: return "NoSpace";
   }
   return "Unknown";
 }

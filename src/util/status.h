@@ -26,6 +26,7 @@ class [[nodiscard]] Status {
     kInvalidArgument,     // caller error: bad config, bad name
     kPermissionDenied,    // credentials refused, wrong password
     kIOError,             // local disk trouble
+    kNoSpace,             // the bucket's disk (a file:// bucket) or quota is full
   };
 
   Status() = default;
@@ -39,6 +40,7 @@ class [[nodiscard]] Status {
   static Status InvalidArgument(std::string m) { return {Code::kInvalidArgument, std::move(m)}; }
   static Status PermissionDenied(std::string m) { return {Code::kPermissionDenied, std::move(m)}; }
   static Status IOError(std::string m) { return {Code::kIOError, std::move(m)}; }
+  static Status NoSpace(std::string m) { return {Code::kNoSpace, std::move(m)}; }
 
   bool ok() const { return code_ == Code::kOk; }
   Code code() const { return code_; }
@@ -47,6 +49,7 @@ class [[nodiscard]] Status {
   bool IsRetryable() const { return code_ == Code::kRetryable; }
   bool IsFenced() const { return code_ == Code::kFenced; }
   bool IsCorruption() const { return code_ == Code::kCorruption; }
+  bool IsNoSpace() const { return code_ == Code::kNoSpace; }
   const std::string& message() const { return message_; }
 
   // "NotFound: <message>", for logs and user-facing errors.

@@ -683,8 +683,7 @@ TEST(DiskCache, CompleteFilesAreServedLocally) {
 // The cache holds copies only: a disk that fills (here a tmpfs, by another
 // file) must not fail reads. Nor does a budget larger than the disk.
 TEST(DiskCache, FullDiskServesReadsFromTheBucketAndGivesWay) {
-  pail::testing::TempDir dir;
-  pail::testing::SmallDisk disk(dir, 2 << 20);
+  pail::testing::SmallDisk disk(2 << 20);
   if (!disk.error().empty()) GTEST_SKIP() << disk.error();
   Stores stores;
   const size_t kSize = 8 * kCacheExtentBytes;

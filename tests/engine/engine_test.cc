@@ -493,8 +493,7 @@ TEST(Engine, WarmColumnFamilyIsReadIntoTheCacheAfterOpen) {
 // way instead of failing the flush, and what the cache gave up is read
 // from the bucket again.
 TEST(Engine, FullDiskMakesTheCacheGiveWayToTables) {
-  pail::testing::TempDir dir;
-  pail::testing::SmallDisk disk(dir, 8 << 20);
+  pail::testing::SmallDisk disk(8 << 20);
   if (!disk.error().empty()) GTEST_SKIP() << disk.error();
   auto engine = Engine::Open(
       pail::testing::TestEngineOptions(std::make_shared<MemoryStore>(), disk.Sub("cache")));

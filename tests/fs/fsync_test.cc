@@ -7,7 +7,9 @@
 #include "fs/chunk_value.h"
 #include "fs/key_codec.h"
 #include "fs_test_util.h"
+#include "../engine/small_disk.h"
 #include "objstore/fault_store.h"
+#include "objstore/local_store.h"
 #include "objstore/memory_store.h"
 
 namespace pail::fs::testing {
@@ -272,6 +274,35 @@ TEST_F(SlowBucketFsyncTest, ColdChunksOfAnInlineFsyncAreReadTogether) {
   EXPECT_EQ(ReadAt(f, 0, 1 << 20), model);
   Remount();
   EXPECT_EQ(ReadAt(f, 0, 1 << 20), model);
+  ExpectFsckClean();
+}
+
+// A file:// bucket whose disk fills (a tmpfs filled by another file): the
+// fsync says ENOSPC, which tells the user what to do, not EIO; nothing is
+// lost, and once there is room the same fsync succeeds.
+class FullBucketDiskTest : public FsyncTest {
+ protected:
+  std::shared_ptr<ObjectStore> MakeStore() override {
+    if (!disk_.error().empty()) return std::make_shared<MemoryStore>();  // the test skips
+    auto store = LocalStore::Open(disk_.Sub("bucket"));
+    EXPECT_TRUE(store.ok()) << store.status().ToString();
+    return std::shared_ptr<ObjectStore>(std::move(*store));
+  }
+  pail::testing::SmallDisk disk_{64 << 20};
+};
+
+TEST_F(FullBucketDiskTest, FsyncSaysNoSpaceAndSucceedsOnceThereIsRoom) {
+  if (!disk_.error().empty()) GTEST_SKIP() << disk_.error();
+  const Ino f = MakeFile(kRootIno, "f");
+  const std::string model = Pattern(4 << 20, 3);
+  disk_.FillLeaving(0);
+  WriteAt(f, 0, model);
+  EXPECT_ERRNO(fs_->Fsync(Root(), f), ENOSPC);
+  EXPECT_EQ(ReadAt(f, 0, model.size()), model);
+  disk_.Empty();
+  ASSERT_FS_OK(fs_->Fsync(Root(), f));
+  Remount();
+  EXPECT_EQ(ReadAt(f, 0, model.size()), model);
   ExpectFsckClean();
 }
 
