@@ -140,6 +140,9 @@ Status S3Store::ErrorFrom(long s, const XmlElement* error, const std::string& wh
   const bool credentials_refused = code == "InvalidAccessKeyId" || code == "SignatureDoesNotMatch" ||
                                    code == "AuthorizationHeaderMalformed" ||
                                    code == "InvalidToken" || code == "ExpiredToken";
+  // RGW's answer past a user or bucket quota (a 403), MinIO's on a full
+  // disk (a 507): no room, which retrying or other credentials do not fix.
+  if (code == "QuotaExceeded" || code == "XMinioStorageFull" || s == 507) return Status::NoSpace(desc);
   if (s == 401 || s == 403 || credentials_refused) {
     if (credentials_refused) {
       desc += " (S3 refused the credentials of access key id '" + options_.access_key_id +

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
 
 #include "objstore/azure_store.h"
 #include "objstore/conditional_probe.h"
@@ -31,6 +32,19 @@ class S3StartTest : public ::testing::Test {
   void SetUp() override {
     env_ = LoadCloudEnv();
     if (env_.s3_endpoint.empty()) PAIL_SKIP_UNLESS_REQUIRED("no S3 server configured");
+  }
+  // Removes an empty bucket, so test runs do not pile buckets up; returns
+  // the HTTP status (204 when it went).
+  long DeleteBucket(const std::string& bucket) {
+    HttpClient http;
+    HttpRequest request;
+    request.method = "DELETE";
+    request.url = env_.s3_endpoint + "/" + bucket;
+    request.headers = {{"x-amz-content-sha256", Sha256Hex("")}};
+    request.aws_sigv4 = "aws:amz:" + env_.s3_region + ":s3";
+    request.aws_credentials = env_.s3_access_key + ":" + env_.s3_secret_key;
+    auto deleted = http.Send(request);
+    return deleted.ok() ? deleted->status : 0;
   }
   CloudEnv env_;
 };
@@ -78,22 +92,33 @@ TEST_F(S3StartTest, MissingBucketIsCreated) {
   EXPECT_EQ((*store)->Get("k").value(), "v");
   ASSERT_TRUE((*store)->Delete("k").ok());
 
-  // Remove the bucket again so test runs do not pile buckets up.
-  HttpClient http;
-  HttpRequest request;
-  request.method = "DELETE";
-  request.url = env_.s3_endpoint + "/" + bucket;
-  request.headers = {{"x-amz-content-sha256", Sha256Hex("")}};
-  request.aws_sigv4 = "aws:amz:" + env_.s3_region + ":s3";
-  request.aws_credentials = env_.s3_access_key + ":" + env_.s3_secret_key;
-  auto deleted = http.Send(request);
-  ASSERT_TRUE(deleted.ok());
-  EXPECT_EQ(deleted->status, 204) << deleted->body;
+  ASSERT_EQ(DeleteBucket(bucket), 204);
 
   // With the bucket gone, reads must not look like a merely missing key.
   auto gone = (*store)->Get("k");
   EXPECT_EQ(gone.status().code(), Status::Code::kPermanent) << gone.status().ToString();
   EXPECT_NE(gone.status().message().find(bucket), std::string::npos);
+}
+
+// RGW refuses a PUT past a bucket's quota with 403 QuotaExceeded: a full
+// bucket (ENOSPC to the filesystem's callers), not refused credentials.
+// The quota is set with radosgw-admin on the loopback cluster's config.
+TEST_F(S3StartTest, BucketQuotaExceededIsNoSpace) {
+  const char* root = std::getenv("OBJSTORES_ROOT");
+  const std::string conf = std::string(root != nullptr ? root : "/tmp/objstores") + "/rgw/ceph.conf";
+  if (!std::filesystem::exists(conf) || std::system("command -v radosgw-admin >/dev/null") != 0) {
+    GTEST_SKIP() << "no radosgw-admin, or no RGW config at " << conf;
+  }
+  const std::string bucket = "pail-quota-" + RandomHex(4);
+  auto store = S3Store::Open("s3://" + bucket + "/p", AwsOptionsFrom(env_));
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  const std::string quota = "radosgw-admin -c " + conf + " quota ";
+  const std::string scope = " --quota-scope=bucket --bucket=" + bucket + " >/dev/null 2>&1";
+  ASSERT_EQ(std::system((quota + "set --max-size=100000" + scope).c_str()), 0);
+  ASSERT_EQ(std::system((quota + "enable" + scope).c_str()), 0);
+  auto put = (*store)->Put("big", std::string(300000, 'q'));
+  EXPECT_TRUE(put.status().IsNoSpace()) << put.status().ToString();
+  EXPECT_EQ(DeleteBucket(bucket), 204);
 }
 
 TEST_F(S3StartTest, CredentialsComeFromTheEnvironment) {
