@@ -17,6 +17,7 @@
 #include "engine/bucket_layout.h"
 #include "engine/current_object.h"
 #include "engine/local_file.h"
+#include "engine/room_making_store.h"
 #include "util/failpoint.h"
 
 namespace pail::engine {
@@ -54,7 +55,9 @@ BucketFileSystem::BucketFileSystem(const BucketFsOptions& options, std::string d
       cache_dir_(options.cache_dir),
       db_path_(std::move(db_path)),
       cache_(std::make_unique<DiskCache>(options.store, options.cache_dir + "/objects",
-                                         options.disk_cache_bytes, CacheOpenFileBound())) {}
+                                         options.disk_cache_bytes, CacheOpenFileBound())) {
+  if (store_->IsLocal()) store_ = std::make_shared<RoomMakingStore>(store_, cache_.get());
+}
 
 BucketFileSystem::~BucketFileSystem() {
   if (cache_lock_fd_ >= 0) ::close(cache_lock_fd_);  // releases the flock

@@ -141,6 +141,9 @@ class BucketFileSystem : public rocksdb::FileSystemWrapper {
   // A closed, uploaded file: its local copy now belongs to the DiskCache.
   void FinishWrite(const std::string& name);
   DiskCache& cache() { return *cache_; }
+  // The store the engine writes through (the bucket's, made to free the
+  // cache's room when a local bucket's disk fills: room_making_store.h).
+  const std::shared_ptr<ObjectStore>& store() const { return store_; }
   // Fetches the parts of database file `name` the disk cache lacks, in
   // pieces of at most kPrefetchPieceBytes (one GET each, held in memory
   // while written to the cache), asking `stopping` before each. Returns the

@@ -90,7 +90,7 @@ class EngineImpl : public Engine {
     const uint64_t segment_memory = options_.memory_cache_bytes / 4;
     block_cache_capacity_ =
         std::max<uint64_t>(options_.memory_cache_bytes - segment_memory, 8 << 20);
-    data_objects_ = std::make_unique<DataObjects>(options_.store, fs_->cache(), segment_memory,
+    data_objects_ = std::make_unique<DataObjects>(fs_->store(), fs_->cache(), segment_memory,
                                                   fs_->epoch(),
                                                   [fs = fs_.get()] { return fs->CheckStillWriter(); });
     env_ = rocksdb::NewCompositeEnv(fs_);

@@ -9,6 +9,7 @@
 #include <rocksdb/metadata.h>
 
 #include "engine/bucket_layout.h"
+#include "engine/data_objects.h"
 #include "engine_test_util.h"
 #include "objstore/counting_store.h"
 #include "objstore/local_store.h"
@@ -521,6 +522,57 @@ TEST(Engine, FullDiskMakesTheCacheGiveWayToTables) {
   EXPECT_GE(e.stats().disk_cache_local_failures, 1u);
   for (int i = 0; i < 4000; i += 97) ASSERT_EQ(Get(e, "meta", "k" + std::to_string(i)), value(i)) << i;
   ASSERT_TRUE(e.Close().ok());
+}
+
+// A file:// bucket on the cache directory's disk (the embedded default):
+// when the bucket's disk fills, the disk cache gives its room back, so the
+// upload's next attempt fits.
+TEST(Engine, FullLocalBucketMakesTheCacheGiveWay) {
+  pail::testing::SmallDisk disk(16 << 20);
+  if (!disk.error().empty()) GTEST_SKIP() << disk.error();
+  auto local = LocalStore::Open(disk.Sub("bucket"));
+  ASSERT_TRUE(local.ok()) << local.status().ToString();
+  EngineOptions options = pail::testing::TestEngineOptions(std::shared_ptr<ObjectStore>(std::move(*local)),
+                                                           disk.Sub("cache"));
+  options.memory_cache_bytes = 0;  // no segment memory: reads go to the disk cache
+  auto engine = Engine::Open(options);
+  ASSERT_TRUE(engine.ok()) << engine.status().ToString();
+  DataObjects& objects = (*engine)->data_objects();
+  auto random_body = [](size_t n, uint32_t seed) {
+    std::string body(n, '\0');
+    std::mt19937 random(seed);
+    for (char& c : body) c = static_cast<char>(random());
+    return body;
+  };
+  // Two objects, read back: the disk cache keeps a copy of each.
+  constexpr size_t kObject = 2 << 20;
+  std::string got(kObject, '\0');
+  for (uint32_t i = 0; i < 2; ++i) {
+    const uint64_t id = objects.NewId();
+    const std::string body = random_body(kObject, i);
+    ASSERT_TRUE(objects.Put(id, std::string(body), /*keep_in_memory=*/false).ok());
+    auto r = objects.Read(id, kObject, 0, kObject, got.data());
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    ASSERT_EQ(got, body);
+  }
+  const uint64_t cached = (*engine)->stats().disk_cache_bytes;
+  ASSERT_GE(cached, 2 * kObject);
+  disk.FillLeaving(kObject / 2);
+  // The bucket's disk refuses the next object; the cache gives way.
+  const uint64_t id = objects.NewId();
+  Status first = objects.Put(id, random_body(kObject, 7), false);
+  EXPECT_TRUE(first.IsNoSpace()) << first.ToString();
+  EXPECT_GE((*engine)->stats().disk_cache_local_failures, 1u);
+  EXPECT_LT((*engine)->stats().disk_cache_bytes, cached);
+  // As the uploader would, again until it fits: the cache's room is enough.
+  Status put;
+  for (int attempt = 0; attempt < 4; ++attempt) {
+    put = objects.Put(id, random_body(kObject, 7), false);
+    if (put.ok()) break;
+  }
+  EXPECT_TRUE(put.ok()) << put.ToString();
+  disk.Empty();
+  ASSERT_TRUE((*engine)->Close().ok());
 }
 
 }  // namespace
