@@ -105,13 +105,13 @@ int DiskCache::OpenFile(Entry& e, int flags) {
 
 Result<DiskCache::Pin> DiskCache::Acquire(const std::string& key, uint64_t size) {
   int create_errno = 0;
-  Result<Pin> pin = AcquireLocked(key, size, &create_errno);
+  Result<Pin> pin = TryAcquire(key, size, &create_errno);
   // Outside mu_, which NoteLocalFailure takes.
   if (create_errno != 0) NoteLocalFailure("creating the cache file of " + key, create_errno);
   return pin;
 }
 
-Result<DiskCache::Pin> DiskCache::AcquireLocked(const std::string& key, uint64_t size,
+Result<DiskCache::Pin> DiskCache::TryAcquire(const std::string& key, uint64_t size,
                                                 int* create_errno) {
   MutexLock lock(&mu_);
   std::shared_ptr<Entry> entry;

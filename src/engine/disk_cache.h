@@ -59,9 +59,10 @@
 // A full disk. The cache holds copies only, so a local disk that refuses a
 // write (full, over a quota, failing) must never fail a read. Whoever fails
 // to write into the cache's disk calls NoteLocalFailure: this cache when it
-// fetches or creates a file, the engine for its tables and upload copies.
-// The cache then evicts a quarter of what it holds, giving the disk back,
-// and pauses (kLocalFailurePause by default): a read that misses meanwhile gets its
+// fetches or creates a file, the engine for its tables and upload copies
+// and for a file:// bucket's puts (room_making_store.h). The cache then
+// evicts a quarter of what it holds, giving the disk back, and pauses
+// (kLocalFailurePause by default): a read that misses meanwhile gets its
 // bytes from the bucket without keeping them, a prefetch does nothing, and
 // uploads are not copied. After the pause it caches again (the disk may
 // have room by then), and a read whose fetch met the failure is answered
@@ -190,8 +191,8 @@ class DiskCache {
   };
 
   Result<Pin> Acquire(const std::string& key, uint64_t size) EXCLUDES(mu_);
-  // Acquire under mu_; sets *create_errno when the entry's file could not be made.
-  Result<Pin> AcquireLocked(const std::string& key, uint64_t size, int* create_errno) EXCLUDES(mu_);
+  // Acquire's work; sets *create_errno when the entry's file could not be made.
+  Result<Pin> TryAcquire(const std::string& key, uint64_t size, int* create_errno) EXCLUDES(mu_);
   void Unpin(Entry& e, uint64_t added) EXCLUDES(mu_);
   // Opens the file of e (already in lru_) unless open. Returns 0 or errno.
   int OpenFile(Entry& e, int flags) REQUIRES(mu_, e.mu);
