@@ -54,8 +54,6 @@ class DataObjects {
   // A fresh id of this writer.
   uint64_t NewId();
   uint64_t epoch() const { return epoch_; }
-  // The room left in the bucket, when its store knows (ObjectStore::AvailableBytes).
-  std::optional<uint64_t> AvailableBytes() const { return store_->AvailableBytes(); }
 
   static std::string Key(uint64_t id);
   // The id of a data object's key; nullopt for anything else.

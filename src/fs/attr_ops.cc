@@ -3,7 +3,6 @@
 
 #include <algorithm>
 
-#include "engine/data_objects.h"
 #include "fs/filesystem_impl.h"
 #include "fs/permissions.h"
 
@@ -181,13 +180,6 @@ FsResult<StatFsResult> FileSystemImpl::StatFs(const Credentials& cred, Ino ino) 
   uint64_t capacity = options_.max_size_bytes != 0 ? options_.max_size_bytes : kMaxFileSize;
   s.total_blocks = capacity / kBlockSize;
   uint64_t used_blocks = (used + kBlockSize - 1) / kBlockSize;
-  // A bucket on a local disk (file://) has no more room than the disk: the
-  // size reported is at most what is used plus the disk's free space, so df
-  // and installers see it fill before writes fail with ENOSPC. (Stored data
-  // is compressed, so the disk may hold more than this says.)
-  if (std::optional<uint64_t> room = engine_.data_objects().AvailableBytes()) {
-    s.total_blocks = std::min(s.total_blocks, used_blocks + *room / kBlockSize);
-  }
   s.free_blocks = s.total_blocks > used_blocks ? s.total_blocks - used_blocks : 0;
   s.avail_blocks = s.free_blocks;
   // Inode numbers are 64-bit; report a large round number like ext4 does.

@@ -38,7 +38,6 @@ class ForwardingStore : public ObjectStore {
   Status Delete(const std::string& key) override { return target_->Delete(key); }
   std::string Describe() const override { return target_->Describe(); }
   bool IsLocal() const override { return target_->IsLocal(); }
-  std::optional<uint64_t> AvailableBytes() const override { return target_->AvailableBytes(); }
 
   ObjectStore& target() { return *target_; }
 

@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
-#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -403,12 +402,6 @@ Status LocalStore::Delete(const std::string& key) {
     return ErrnoStatus("delete " + path, errno);
   }
   return Status::OK();
-}
-
-std::optional<uint64_t> LocalStore::AvailableBytes() const {
-  struct statvfs disk;
-  if (::statvfs(root_.c_str(), &disk) != 0) return std::nullopt;
-  return static_cast<uint64_t>(disk.f_bavail) * disk.f_frsize;
 }
 
 }  // namespace pail

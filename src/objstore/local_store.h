@@ -34,7 +34,6 @@ class LocalStore : public ObjectStore {
   Status Delete(const std::string& key) override;
   std::string Describe() const override { return "file://" + root_; }
   bool IsLocal() const override { return true; }
-  std::optional<uint64_t> AvailableBytes() const override;
 
  private:
   explicit LocalStore(std::string root);

@@ -26,7 +26,6 @@
 
 #include <cstdint>
 #include <memory>
-#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -71,11 +70,6 @@ class ObjectStore {
   // True when the objects live on this machine's disks, so a local cache
   // copy of them would only double the disk traffic and space.
   virtual bool IsLocal() const { return false; }
-
-  // Bytes that may still be written where the objects are kept, when the
-  // store knows (a local directory: its disk's room); nullopt for a cloud
-  // store, whose room is its bill.
-  virtual std::optional<uint64_t> AvailableBytes() const { return std::nullopt; }
 };
 
 // Lists every key under `prefix`, following continuation tokens.

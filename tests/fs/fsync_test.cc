@@ -306,21 +306,5 @@ TEST_F(FullBucketDiskTest, FsyncSaysNoSpaceAndSucceedsOnceThereIsRoom) {
   ExpectFsckClean();
 }
 
-// statfs of a file:// bucket reports no more room than the bucket's disk
-// has, so df shows it filling before writes fail.
-TEST_F(FullBucketDiskTest, StatfsReportsNoMoreRoomThanTheBucketsDisk) {
-  if (!disk_.error().empty()) GTEST_SKIP() << disk_.error();
-  auto roomy = fs_->StatFs(Root(), kRootIno);
-  ASSERT_FS_OK(roomy);
-  EXPECT_GT(roomy->avail_blocks, 0u);
-  EXPECT_LE(roomy->avail_blocks * kBlockSize, 64u << 20);
-  disk_.FillLeaving(0);
-  auto full = fs_->StatFs(Root(), kRootIno);
-  ASSERT_FS_OK(full);
-  EXPECT_EQ(full->avail_blocks, 0u);
-  EXPECT_EQ(full->free_blocks, 0u);
-  disk_.Empty();
-}
-
 }  // namespace
 }  // namespace pail::fs::testing
