@@ -13,7 +13,13 @@ using rocksdb::IOStatus;
 namespace {
 
 IOStatus PosixError(const std::string& what, int err) {
-  return IOStatus::IOError(what + ": " + std::strerror(err));
+  IOStatus io = IOStatus::IOError(what + ": " + std::strerror(err));
+  // A full disk heals (the cache gives way, other files go): retryable, so
+  // that the engine's Resume() restarts the flush. A plain IOError during a
+  // flush is fatal to RocksDB 7.8 until the process restarts; NoSpace would
+  // hand recovery to an SstFileManager that answers Resume() with Busy.
+  if (err == ENOSPC || err == EDQUOT) io.SetRetryable(true);
+  return io;
 }
 
 }  // namespace

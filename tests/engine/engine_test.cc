@@ -573,5 +573,49 @@ TEST(Engine, FullLocalBucketMakesTheCacheGiveWay) {
   ASSERT_TRUE((*engine)->Close().ok());
 }
 
+// A cache disk full of another program's files, with nothing of ours left
+// to evict: a flush fails, and once the disk has room again the engine's
+// flusher resumes RocksDB and the flush goes through, every write there.
+// The table writer reports a full disk as a retryable IOError: a plain one
+// is fatal to RocksDB 7.8 during a flush (Resume() fails until a restart),
+// and NoSpace hands recovery to an SstFileManager that answers Resume()
+// with Busy; this test failed both ways.
+TEST(Engine, FullDiskWithNothingToEvictFailsFlushesUntilThereIsRoom) {
+  pail::testing::SmallDisk disk(8 << 20);
+  if (!disk.error().empty()) GTEST_SKIP() << disk.error();
+  EngineOptions options =
+      pail::testing::TestEngineOptions(std::make_shared<MemoryStore>(), disk.Sub("cache"));
+  options.disk_cache_bytes = 0;  // the cache keeps nothing that could give way
+  auto engine = Engine::Open(options);
+  ASSERT_TRUE(engine.ok()) << engine.status().ToString();
+  Engine& e = **engine;
+  auto value = [](int i) {
+    std::string v(1000, '\0');
+    std::mt19937 random(i);
+    for (char& c : v) c = static_cast<char>(random());
+    return v;
+  };
+  auto write = [&](int first, int count) {
+    rocksdb::WriteBatch batch;
+    for (int i = first; i < first + count; ++i) batch.Put(e.column_family("meta"), "k" + std::to_string(i), value(i));
+    return e.Write(&batch);
+  };
+  ASSERT_TRUE(write(0, 1000).ok());
+  disk.FillLeaving(0);
+  ASSERT_TRUE(write(1000, 1000).ok());  // into the memtable
+  EXPECT_FALSE(e.db()->Flush(rocksdb::FlushOptions(), e.column_family("meta")).ok());
+  disk.Empty();
+  rocksdb::Status flushed;
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    flushed = e.db()->Flush(rocksdb::FlushOptions(), e.column_family("meta"));
+    if (flushed.ok()) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_TRUE(flushed.ok()) << flushed.ToString();
+  ASSERT_TRUE(write(2000, 10).ok());
+  for (int i = 0; i < 2010; i += 67) ASSERT_EQ(Get(e, "meta", "k" + std::to_string(i)), value(i)) << i;
+  ASSERT_TRUE(e.Close().ok());
+}
+
 }  // namespace
 }  // namespace pail::engine
