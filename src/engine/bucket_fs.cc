@@ -102,8 +102,9 @@ IOStatus BucketFileSystem::ToIOStatus(const Status& s) {
     // with Busy meanwhile (a full file:// bucket stayed stopped in a test).
     default: io = IOStatus::IOError(s.ToString()); break;
   }
-  // RocksDB resumes by itself after retryable errors once the store heals.
-  if (s.IsRetryable()) io.SetRetryable(true);
+  // RocksDB resumes by itself after retryable errors once the store heals;
+  // a full bucket heals too (deleted files' space is collected).
+  if (s.IsRetryable() || s.IsNoSpace()) io.SetRetryable(true);
   return io;
 }
 

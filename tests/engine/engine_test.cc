@@ -617,5 +617,34 @@ TEST(Engine, FullDiskWithNothingToEvictFailsFlushesUntilThereIsRoom) {
   ASSERT_TRUE(e.Close().ok());
 }
 
+// The same with a full file:// bucket (its puts are NoSpace): the table's
+// upload fails, and the flush goes through once the bucket's disk has room.
+TEST(Engine, FullLocalBucketFailsFlushesUntilThereIsRoom) {
+  pail::testing::SmallDisk disk(8 << 20);
+  if (!disk.error().empty()) GTEST_SKIP() << disk.error();
+  pail::testing::TempDir dir;
+  auto local = LocalStore::Open(disk.Sub("bucket"));
+  ASSERT_TRUE(local.ok()) << local.status().ToString();
+  auto engine = Engine::Open(pail::testing::TestEngineOptions(
+      std::shared_ptr<ObjectStore>(std::move(*local)), dir.Sub("cache")));
+  ASSERT_TRUE(engine.ok()) << engine.status().ToString();
+  Engine& e = **engine;
+  rocksdb::WriteBatch batch;
+  for (int i = 0; i < 1000; ++i) batch.Put(e.column_family("meta"), "k" + std::to_string(i), std::string(1000, char('a' + i % 26)));
+  ASSERT_TRUE(e.Write(&batch).ok());
+  disk.FillLeaving(0);
+  EXPECT_FALSE(e.db()->Flush(rocksdb::FlushOptions(), e.column_family("meta")).ok());
+  disk.Empty();
+  rocksdb::Status flushed;
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    flushed = e.db()->Flush(rocksdb::FlushOptions(), e.column_family("meta"));
+    if (flushed.ok()) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_TRUE(flushed.ok()) << flushed.ToString();
+  EXPECT_EQ(Get(e, "meta", "k999"), std::string(1000, char('a' + 999 % 26)));
+  ASSERT_TRUE(e.Close().ok());
+}
+
 }  // namespace
 }  // namespace pail::engine
