@@ -34,6 +34,36 @@ void Put(Engine& e, const std::string& cf, const std::string& key, const std::st
   ASSERT_TRUE(e.Write(&batch).ok());
 }
 
+// `n` incompressible bytes, the same for the same seed: tables and objects
+// made of them are as big as what they hold.
+std::string RandomBytes(size_t n, uint32_t seed) {
+  std::string bytes(n, '\0');
+  std::mt19937 random(seed);
+  for (char& c : bytes) c = static_cast<char>(random());
+  return bytes;
+}
+
+// Keys "k<first>".. of 1000 random bytes each into "meta", in one batch.
+Status PutRandomKeys(Engine& e, int first, int count) {
+  rocksdb::WriteBatch batch;
+  for (int i = first; i < first + count; ++i) {
+    batch.Put(e.column_family("meta"), "k" + std::to_string(i), RandomBytes(1000, i));
+  }
+  return e.Write(&batch);
+}
+
+// Flushes "meta", again every 50 ms while it fails (the engine's flusher
+// resumes RocksDB after a background error), for at most 5 s.
+rocksdb::Status FlushOnceItCan(Engine& e) {
+  rocksdb::Status flushed;
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    flushed = e.db()->Flush(rocksdb::FlushOptions(), e.column_family("meta"));
+    if (flushed.ok()) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return flushed;
+}
+
 class EngineRoundTrip : public ::testing::TestWithParam<std::string> {
  protected:
   std::shared_ptr<ObjectStore> MakeStore() {
@@ -427,12 +457,7 @@ TEST(Engine, WarmColumnFamilyIsReadIntoTheCacheAfterOpen) {
   auto key = [](int i) { return "k" + std::to_string(i * 7919 % kKeys); };
   // Incompressible, so the tables are bigger than what RocksDB reads of
   // each at open (its tail).
-  auto value = [](int i) {
-    std::string v(100, '\0');
-    std::mt19937 random(i);
-    for (char& c : v) c = static_cast<char>(random());
-    return v;
-  };
+  auto value = [](int i) { return RandomBytes(100, i); };
   {
     auto engine = Engine::Open(options("c0", 64 << 20));
     ASSERT_TRUE(engine.ok());
@@ -500,17 +525,8 @@ TEST(Engine, FullDiskMakesTheCacheGiveWayToTables) {
       pail::testing::TestEngineOptions(std::make_shared<MemoryStore>(), disk.Sub("cache")));
   ASSERT_TRUE(engine.ok()) << engine.status().ToString();
   Engine& e = **engine;
-  // Incompressible values, so the tables are as big as what they hold.
-  auto value = [](int i) {
-    std::string v(1000, '\0');
-    std::mt19937 random(i);
-    for (char& c : v) c = static_cast<char>(random());
-    return v;
-  };
   auto write_and_flush = [&](int first, int count) {
-    rocksdb::WriteBatch batch;
-    for (int i = first; i < first + count; ++i) batch.Put(e.column_family("meta"), "k" + std::to_string(i), value(i));
-    ASSERT_TRUE(e.Write(&batch).ok());
+    ASSERT_TRUE(PutRandomKeys(e, first, count).ok());
     rocksdb::Status s = e.db()->Flush(rocksdb::FlushOptions(), e.column_family("meta"));
     ASSERT_TRUE(s.ok()) << s.ToString();
   };
@@ -520,7 +536,7 @@ TEST(Engine, FullDiskMakesTheCacheGiveWayToTables) {
   disk.FillLeaving(0);
   write_and_flush(3000, 1000);
   EXPECT_GE(e.stats().disk_cache_local_failures, 1u);
-  for (int i = 0; i < 4000; i += 97) ASSERT_EQ(Get(e, "meta", "k" + std::to_string(i)), value(i)) << i;
+  for (int i = 0; i < 4000; i += 97) ASSERT_EQ(Get(e, "meta", "k" + std::to_string(i)), RandomBytes(1000, i)) << i;
   ASSERT_TRUE(e.Close().ok());
 }
 
@@ -538,18 +554,12 @@ TEST(Engine, FullLocalBucketMakesTheCacheGiveWay) {
   auto engine = Engine::Open(options);
   ASSERT_TRUE(engine.ok()) << engine.status().ToString();
   DataObjects& objects = (*engine)->data_objects();
-  auto random_body = [](size_t n, uint32_t seed) {
-    std::string body(n, '\0');
-    std::mt19937 random(seed);
-    for (char& c : body) c = static_cast<char>(random());
-    return body;
-  };
   // Two objects, read back: the disk cache keeps a copy of each.
   constexpr size_t kObject = 2 << 20;
   std::string got(kObject, '\0');
   for (uint32_t i = 0; i < 2; ++i) {
     const uint64_t id = objects.NewId();
-    const std::string body = random_body(kObject, i);
+    const std::string body = RandomBytes(kObject, i);
     ASSERT_TRUE(objects.Put(id, std::string(body), /*keep_in_memory=*/false).ok());
     auto r = objects.Read(id, kObject, 0, kObject, got.data());
     ASSERT_TRUE(r.ok()) << r.status().ToString();
@@ -561,7 +571,7 @@ TEST(Engine, FullLocalBucketMakesTheCacheGiveWay) {
   // The bucket's disk refuses the next object at first; the cache gives way
   // and the put's second try fits.
   const uint64_t id = objects.NewId();
-  const std::string body = random_body(kObject, 7);
+  const std::string body = RandomBytes(kObject, 7);
   Status put = objects.Put(id, std::string(body), false);
   EXPECT_TRUE(put.ok()) << put.ToString();
   EXPECT_EQ((*engine)->stats().disk_cache_local_failures, 1u);
@@ -589,31 +599,15 @@ TEST(Engine, FullDiskWithNothingToEvictFailsFlushesUntilThereIsRoom) {
   auto engine = Engine::Open(options);
   ASSERT_TRUE(engine.ok()) << engine.status().ToString();
   Engine& e = **engine;
-  auto value = [](int i) {
-    std::string v(1000, '\0');
-    std::mt19937 random(i);
-    for (char& c : v) c = static_cast<char>(random());
-    return v;
-  };
-  auto write = [&](int first, int count) {
-    rocksdb::WriteBatch batch;
-    for (int i = first; i < first + count; ++i) batch.Put(e.column_family("meta"), "k" + std::to_string(i), value(i));
-    return e.Write(&batch);
-  };
-  ASSERT_TRUE(write(0, 1000).ok());
+  ASSERT_TRUE(PutRandomKeys(e, 0, 1000).ok());
   disk.FillLeaving(0);
-  ASSERT_TRUE(write(1000, 1000).ok());  // into the memtable
+  ASSERT_TRUE(PutRandomKeys(e, 1000, 1000).ok());  // into the memtable
   EXPECT_FALSE(e.db()->Flush(rocksdb::FlushOptions(), e.column_family("meta")).ok());
   disk.Empty();
-  rocksdb::Status flushed;
-  for (int attempt = 0; attempt < 100; ++attempt) {
-    flushed = e.db()->Flush(rocksdb::FlushOptions(), e.column_family("meta"));
-    if (flushed.ok()) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
+  rocksdb::Status flushed = FlushOnceItCan(e);
   ASSERT_TRUE(flushed.ok()) << flushed.ToString();
-  ASSERT_TRUE(write(2000, 10).ok());
-  for (int i = 0; i < 2010; i += 67) ASSERT_EQ(Get(e, "meta", "k" + std::to_string(i)), value(i)) << i;
+  ASSERT_TRUE(PutRandomKeys(e, 2000, 10).ok());
+  for (int i = 0; i < 2010; i += 67) ASSERT_EQ(Get(e, "meta", "k" + std::to_string(i)), RandomBytes(1000, i)) << i;
   ASSERT_TRUE(e.Close().ok());
 }
 
@@ -629,20 +623,13 @@ TEST(Engine, FullLocalBucketFailsFlushesUntilThereIsRoom) {
       std::shared_ptr<ObjectStore>(std::move(*local)), dir.Sub("cache")));
   ASSERT_TRUE(engine.ok()) << engine.status().ToString();
   Engine& e = **engine;
-  rocksdb::WriteBatch batch;
-  for (int i = 0; i < 1000; ++i) batch.Put(e.column_family("meta"), "k" + std::to_string(i), std::string(1000, char('a' + i % 26)));
-  ASSERT_TRUE(e.Write(&batch).ok());
+  ASSERT_TRUE(PutRandomKeys(e, 0, 1000).ok());
   disk.FillLeaving(0);
   EXPECT_FALSE(e.db()->Flush(rocksdb::FlushOptions(), e.column_family("meta")).ok());
   disk.Empty();
-  rocksdb::Status flushed;
-  for (int attempt = 0; attempt < 100; ++attempt) {
-    flushed = e.db()->Flush(rocksdb::FlushOptions(), e.column_family("meta"));
-    if (flushed.ok()) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
+  rocksdb::Status flushed = FlushOnceItCan(e);
   ASSERT_TRUE(flushed.ok()) << flushed.ToString();
-  EXPECT_EQ(Get(e, "meta", "k999"), std::string(1000, char('a' + 999 % 26)));
+  EXPECT_EQ(Get(e, "meta", "k999"), RandomBytes(1000, 999));
   ASSERT_TRUE(e.Close().ok());
 }
 
