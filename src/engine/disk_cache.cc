@@ -226,10 +226,7 @@ Status DiskCache::Fetch(const Pin& pin, uint64_t first, uint64_t last) {
   const Entry& e = pin.entry();
   uint64_t offset = first * kCacheExtentBytes;
   uint64_t length = std::min(e.size, (last + 1) * kCacheExtentBytes) - offset;
-  PAIL_ASSIGN_OR_RETURN(std::string data, store_->GetRange(e.key, offset, length));
-  if (data.size() != length) {
-    return Status::Corruption("object " + e.key + " is shorter than its listed size");
-  }
+  PAIL_ASSIGN_OR_RETURN(std::string data, GetExactRange(e.key, offset, length));
   size_t done = 0;
   while (done < data.size()) {
     ssize_t n = ::pwrite(pin.fd(), data.data() + done, data.size() - done, offset + done);
@@ -322,11 +319,19 @@ Result<size_t> DiskCache::ReadFromBucket(const std::string& key, uint64_t size, 
                                          size_t n, char* out) {
   n = static_cast<size_t>(std::min<uint64_t>(n, size - offset));
   BlockingHint::AboutToBlock();
-  PAIL_ASSIGN_OR_RETURN(std::string data, store_->GetRange(key, offset, n));
+  PAIL_ASSIGN_OR_RETURN(std::string data, GetExactRange(key, offset, n));
   misses_.fetch_add(1, std::memory_order_relaxed);
-  if (data.size() != n) return Status::Corruption("object " + key + " is shorter than its listed size");
   std::memcpy(out, data.data(), n);
   return n;
+}
+
+Result<std::string> DiskCache::GetExactRange(const std::string& key, uint64_t offset,
+                                             uint64_t length) {
+  PAIL_ASSIGN_OR_RETURN(std::string data, store_->GetRange(key, offset, length));
+  if (data.size() != length) {
+    return Status::Corruption("object " + key + " is shorter than its listed size");
+  }
+  return data;
 }
 
 Result<size_t> DiskCache::ReadThrough(const std::string& key, uint64_t size, uint64_t offset,

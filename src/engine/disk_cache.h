@@ -223,6 +223,9 @@ class DiskCache {
                                 char* out);
   // One ranged GET of extents [first, last], written to the pinned file.
   Status Fetch(const Pin& pin, uint64_t first, uint64_t last);
+  // A ranged GET that must return all `length` bytes (the object's listed
+  // size covers them): Corruption when it returns fewer.
+  Result<std::string> GetExactRange(const std::string& key, uint64_t offset, uint64_t length);
   static uint64_t ExtentLength(const Entry& e, uint64_t extent);
 
   std::shared_ptr<ObjectStore> store_;

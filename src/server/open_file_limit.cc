@@ -10,9 +10,9 @@
 
 namespace pail::server {
 
-uint64_t RaiseOpenFileLimit() {
+void RaiseOpenFileLimit() {
   rlimit limit;
-  if (::getrlimit(RLIMIT_NOFILE, &limit) != 0) return 0;
+  if (::getrlimit(RLIMIT_NOFILE, &limit) != 0) return;
   const rlim_t wanted = limit.rlim_max == RLIM_INFINITY ? kMaxOpenFiles : limit.rlim_max;
   if (limit.rlim_cur != RLIM_INFINITY && limit.rlim_cur < wanted) {
     const rlim_t was = limit.rlim_cur;
@@ -20,11 +20,10 @@ uint64_t RaiseOpenFileLimit() {
     if (::setrlimit(RLIMIT_NOFILE, &limit) != 0) {
       spdlog::warn("open files: could not raise the limit from {} to {}: {}", was, wanted,
                    std::strerror(errno));
-      return was;
+      return;
     }
     spdlog::info("open files: limit raised from {} to {}", was, wanted);
   }
-  return limit.rlim_cur;
 }
 
 }  // namespace pail::server

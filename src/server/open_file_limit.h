@@ -13,8 +13,7 @@ namespace pail::server {
 
 // Raises RLIMIT_NOFILE's soft limit to its hard limit (at most
 // kMaxOpenFiles when the hard limit is unlimited) and logs the change.
-// Returns the soft limit in force afterwards.
-uint64_t RaiseOpenFileLimit();
+void RaiseOpenFileLimit();
 
 inline constexpr uint64_t kMaxOpenFiles = 1 << 20;
 
